@@ -223,6 +223,10 @@ class Context:
     @property
     def seed(self) -> int: return self._run.seed
 
+    def handler(self, effect: str) -> Any:
+        "The handler attached for `effect` (None when there is none), e.g. to read the tool registry."
+        return self._run.engine.handlers.get(effect)
+
     def emit(self, kind: str, **data) -> Event:
         "Record a domain event (what the algorithm decided)."
         return self._run.log.append(kind, data)
