@@ -16,7 +16,7 @@ from ..runtime import Algorithm, Context, EffectFailed, Status
 from ..tools import ToolRegistry, ToolResult
 
 # %% auto #0
-__all__ = ['LoopState', 'ToolLoop']
+__all__ = ['LoopState', 'ToolLoop', 'with_notes']
 
 # %% ../../nbs/10_toolloop.ipynb #652a8cb2
 @dataclass
@@ -74,26 +74,32 @@ async def _run(self: ToolLoop, ctx: Context) -> Status | None:
         ctx.emit("loop.replied", turn=turn, message=r.message.model_dump(mode="json", exclude_defaults=True))
         if not r.tool_calls:
             ctx.emit("loop.answered", text=r.text, turns=turn); return None
-        names = {t.name for t in offered}
-        results = await ctx.gather(*[self.call(ctx, c, turn, names) for c in r.tool_calls])
+        results = await self.run_calls(ctx, turn, r.tool_calls, {t.name for t in offered})
         for c, res in zip(r.tool_calls, results):
             ctx.emit("loop.tool_result", turn=turn, call_id=c.id, name=c.name, content=res.content, error=res.error)
+        self.after_calls(ctx, turn, r.tool_calls, results)
     ctx.emit("loop.max_turns", turns=self.max_turns)
     return Status.NO_SOLUTION
 
 ToolLoop.run = _run
 
 # %% ../../nbs/10_toolloop.ipynb #55327135
+def _notes(self: ToolLoop, ctx: Context) -> list[str]:
+    "Notes for the system prompt: what `recall` finds for the task, and `input['reflections']`."
+    inp = ctx.input
+    return list(self.recall(str(inp.get("task", ""))) if self.recall else []) + list(inp.get("reflections", []))
+
+def with_notes(system: str, notes: list[str]) -> str:
+    "A system prompt followed by a list of notes, when there are any."
+    return system + ("\n\nNotes from earlier work:\n" + "\n".join(f"- {n}" for n in notes) if notes else "")
+
 def _opening(self: ToolLoop, ctx: Context) -> list[Message]:
     inp = ctx.input
     if "messages" in inp: msgs = [Message.model_validate(m) for m in inp["messages"]]
     elif "task" in inp: msgs = [Message(role="user", content=str(inp["task"]))]
     else: raise ValueError(f"{type(self).__name__} needs input['task'] or input['messages'], got keys {sorted(inp)}")
-    system = self.system
-    notes = list(self.recall(str(inp.get("task", ""))) if self.recall else []) + list(inp.get("reflections", []))
-    if notes: system += "\n\nNotes from earlier work:\n" + "\n".join(f"- {n}" for n in notes)
     if msgs and msgs[0].role == "system": return msgs
-    return [Message(role="system", content=system)] + msgs
+    return [Message(role="system", content=with_notes(self.system, self._notes(ctx)))] + msgs
 
 def _registry(self: ToolLoop, ctx: Context) -> ToolRegistry:
     if self.registry is not None: return self.registry
@@ -107,7 +113,7 @@ def _offer(self: ToolLoop, ctx: Context) -> list[ToolSpec]:
 def _conversation(self: ToolLoop, ctx: Context) -> list[Message]:
     return [Message.model_validate(m) for m in ctx.state.messages]
 
-ToolLoop.opening, ToolLoop._registry, ToolLoop.offer, ToolLoop.conversation = _opening, _registry, _offer, _conversation
+ToolLoop._notes, ToolLoop.opening, ToolLoop._registry, ToolLoop.offer, ToolLoop.conversation = _notes, _opening, _registry, _offer, _conversation
 
 # %% ../../nbs/10_toolloop.ipynb #7d2c730d
 async def _call(self: ToolLoop, ctx: Context, call: ToolCall, turn: int, offered: set[str]) -> ToolResult:
@@ -117,4 +123,11 @@ async def _call(self: ToolLoop, ctx: Context, call: ToolCall, turn: int, offered
     try: return await ctx.tool(call, key=f"loop/{turn}/tool/{call.id}")
     except EffectFailed as e: return ToolResult(call_id=call.id, name=call.name, error="ToolError", content=f"ToolError: {e.error}")
 
-ToolLoop.call = _call
+async def _run_calls(self: ToolLoop, ctx: Context, turn: int, calls: list[ToolCall], offered: set[str]) -> list[ToolResult]:
+    "Run a turn's tool calls together; results come back in the calls' order."
+    return await ctx.gather(*[self.call(ctx, c, turn, offered) for c in calls])
+
+def _after_calls(self: ToolLoop, ctx: Context, turn: int, calls: list[ToolCall], results: list[ToolResult]) -> None:
+    "Nothing, for a plain loop; Swarm records its hand-off here."
+
+ToolLoop.call, ToolLoop.run_calls, ToolLoop.after_calls = _call, _run_calls, _after_calls
