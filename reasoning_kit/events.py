@@ -176,6 +176,7 @@ class Timeline:
     "The folded state after any number of events, from checkpoints every `every` events."
     def __init__(self, events: list[Event] | Log, reducer: Reducer, every: int = 256):
         self.events, self.reducer, self.every = events, reducer, every
+        self._copy = getattr(reducer, "copy", copy.deepcopy)  # the reducer's own copy, when it has one
         self._checkpoints = [reducer.initial()]  # state after 0, every, 2*every, ... events
         self._extend()
 
@@ -184,7 +185,7 @@ class Timeline:
         n = len(self.events)
         while (len(self._checkpoints)) * self.every <= n:
             i = len(self._checkpoints) - 1
-            s = copy.deepcopy(self._checkpoints[i])
+            s = self._copy(self._checkpoints[i])
             fold(self.events[i * self.every:(i + 1) * self.every], self.reducer, s)
             self._checkpoints.append(s)
 
@@ -195,4 +196,4 @@ class Timeline:
         if not 0 <= k <= len(self.events): raise IndexError(f"step {k} is outside 0..{len(self.events)}")
         self._extend()
         i = min(k // self.every, len(self._checkpoints) - 1)
-        return fold(self.events[i * self.every:k], self.reducer, copy.deepcopy(self._checkpoints[i]))
+        return fold(self.events[i * self.every:k], self.reducer, self._copy(self._checkpoints[i]))
