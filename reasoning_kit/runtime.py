@@ -274,17 +274,17 @@ Context.effect = _effect
 # %% ../nbs/03_runtime.ipynb #b0b984bf
 async def _gather(self: Context, *aws: Awaitable, return_exceptions: bool = False) -> list:
     """Run effects together and wait for *all* of them, so every answer that was paid for is logged.
-    With `return_exceptions`, failures come back in place; budget exhaustion and cancellation are
-    always raised (after everything admitted has finished)."""
+    With `return_exceptions`, failed effects (`EffectFailed`) and budget refusals come back in place,
+    so the algorithm can record what it did get; otherwise the first failure by position is raised.
+    Cancellation, and errors that are bugs rather than failed effects, are always raised."""
     tasks = [asyncio.ensure_future(a) for a in aws]
     if tasks: await asyncio.wait(tasks)
     out, stop = [], None
     for t in tasks:
         e = t.exception() if not t.cancelled() else Cancelled("cancelled")
         if e is None: out.append(t.result()); continue
-        if isinstance(e, (Cancelled, BudgetExhausted)):
-            if stop is None or isinstance(e, Cancelled) and not isinstance(stop, Cancelled): stop = e
-        elif not return_exceptions and stop is None: stop = e
+        if isinstance(e, Cancelled) and not isinstance(stop, Cancelled): stop = e
+        elif (not return_exceptions or not isinstance(e, (EffectFailed, BudgetExhausted))) and stop is None: stop = e
         out.append(e)
     if stop is not None: raise stop
     return out
@@ -412,6 +412,7 @@ async def _main(self: Run) -> Outcome:
     try:
         st = await a.run(Context(self))
         status = Status(st) if st is not None else Status.OK
+        if self.state.exhausted and status in (Status.OK, Status.NO_SOLUTION): status = Status.BUDGET_EXHAUSTED
     except BudgetExhausted: status = Status.BUDGET_EXHAUSTED
     except Cancelled: status = Status.CANCELLED
     except asyncio.CancelledError:

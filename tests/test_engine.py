@@ -1,0 +1,228 @@
+"""The engine's guarantees under load: order independence, budgets under parallel calls, replay,
+resume after a real crash, and the log file format."""
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from reasoning_kit.events import Log, LogFormatError
+from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.llm.fake import text
+from reasoning_kit.runtime import Algorithm, Budget, Engine, Status, fold_run
+
+from _support import jittered, run
+
+
+class Levels(Algorithm):
+    """Three levels of `width` parallel calls; each level's prompt depends on the whole previous
+    level, and the state keeps every answer by key."""
+    name = "test_levels"
+
+    def __init__(self, width: int = 6, levels: int = 3):
+        self.width, self.levels = width, levels
+
+    def initial(self):
+        return {"answers": {}, "levels": []}
+
+    def apply(self, s, e):
+        if e.kind == "levels.answered": s["answers"][e.data["key"]] = e.data["text"]
+        elif e.kind == "levels.done": s["levels"].append(e.data["summary"])
+
+    async def run(self, ctx):
+        summary = "start"
+        for lv in range(self.levels):
+            keys = [f"lv/{lv}/{i}" for i in range(self.width)]
+            replies = await ctx.gather(*[ctx.llm(f"{summary} #{i}", key=k) for i, k in enumerate(keys)],
+                                       return_exceptions=True)
+            ok = [(k, r.text) for k, r in zip(keys, replies) if not isinstance(r, Exception)]
+            for k, t in ok: ctx.emit("levels.answered", key=k, text=t)
+            summary = "|".join(sorted(t for _, t in ok))[:60]
+            ctx.emit("levels.done", summary=summary)
+
+    def result(self, s):
+        return {"levels": s["levels"], "n": len(s["answers"])}
+
+
+def answer(req):
+    p = req.messages[-1].content
+    return text(f"{len(p)}:{p[-2:]}")
+
+
+async def _levels(seed, budget=None, replay=None, width=6):
+    model = jittered(answer, seed)
+    async with Engine() as engine:
+        LLMHandler(model).attach(engine)
+        out = await engine.run(Levels(width=width), {}, budget=budget, replay=replay)
+    return out, model
+
+
+def _order(out):
+    return [e.key for e in out.log if e.kind == "llm.result"]
+
+
+def test_random_completion_orders_do_not_change_anything():
+    outs = [run(_levels(seed)) for seed in range(25)]
+    first, model0 = outs[0]
+    assert first.status == Status.OK and first.value["n"] == 18
+    assert len({tuple(_order(o)) for o, _ in outs}) > 1, "the seeds should have produced different completion orders"
+    for out, model in outs:
+        assert out.value == first.value
+        assert out.state.algo == first.state.algo
+        assert fold_run(out.log).algo == first.state.algo
+        assert out.state.results == first.state.results
+        assert (out.calls, model.calls) == (first.calls, model0.calls) == (18, 18)
+        keys = [r.messages[-1].content for r in model.requests]
+        assert len(keys) == len(set(keys)), "a model call was issued twice"
+
+
+@pytest.mark.parametrize("limit", [0, 1, 5, 7, 13])
+def test_parallel_calls_never_exceed_the_call_budget(limit):
+    for seed in range(8):
+        out, model = run(_levels(seed, budget=Budget(calls=limit)))
+        assert model.calls == limit == out.calls
+        assert out.status == Status.BUDGET_EXHAUSTED
+        assert out.state.exhausted == "calls"
+        # best state so far: every answer that was paid for is in the state
+        assert out.value["n"] == limit
+
+
+def test_budget_results_identical_across_orders():
+    runs = [run(_levels(seed, budget=Budget(calls=9))) for seed in range(10)]
+    assert len({json.dumps(o.value) for o, _ in runs}) == 1
+
+
+def test_token_budget_stops_issuing_once_spent():
+    out, model = run(_levels(0, budget=Budget(tokens=30)))
+    assert out.status == Status.BUDGET_EXHAUSTED and out.state.exhausted == "tokens"
+    # each call costs 3 tokens (2 prompt words, 1 reply word): level 0 spends 18 (< 30), so level 1
+    # is admitted whole (a level is admitted before any of it answers) and spends 36; level 2 is refused
+    assert model.calls == 12 and out.usage.total_tokens == 36
+
+
+def test_time_budget_is_recorded_and_obeyed_on_replay():
+    async def go():
+        async def slow(req):
+            await asyncio.sleep(0.05); return text("x")
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(slow)).attach(engine)
+            first = await engine.run(Levels(width=2), {}, budget=Budget(seconds=0.08))
+            fast = FakeLLMClient(lambda r: text("x"))
+            engine.handlers.clear(); LLMHandler(fast).attach(engine)
+            same = await engine.run(Levels(width=2), {}, budget=Budget(seconds=0.08), replay=first.log)
+            more = await engine.run(Levels(width=2), {}, budget=Budget(seconds=60), replay=first.log)
+        return first, same, more, fast
+    first, same, more, fast = run(go())
+    assert first.state.exhausted == "seconds"
+    assert (same.status, same.value, same.calls) == (first.status, first.value, first.calls)
+    assert more.status == Status.OK and more.value["n"] == 6
+    assert fast.calls == 6 - first.state.issued["llm"] + len([k for k, v in first.state.results.items() if "error" in v])
+
+
+def test_replay_serves_answered_keys_and_calls_nothing():
+    out, _ = run(_levels(3))
+    again, model = run(_levels(4, replay=out.log))
+    assert model.calls == 0 and again.served == {"llm": 18} and again.sent == {}
+    assert again.value == out.value and again.state.algo == out.state.algo
+
+
+def test_replay_with_a_changed_request_calls_the_model_again():
+    out, _ = run(_levels(3, width=2))
+    wider, model = run(_levels(3, replay=out.log, width=3))
+    # level 0's first two prompts are unchanged; every later prompt depends on the new level 0
+    assert wider.served == {"llm": 2} and model.calls == 9 - 2
+
+
+def test_failed_calls_are_logged_and_the_run_goes_on():
+    def flaky(req):
+        if req.messages[-1].content.endswith("#3"): raise ConnectionError("dropped")
+        return answer(req)
+
+    async def go():
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(flaky)).attach(engine)
+            return await engine.run(Levels(width=4), {})
+    out = run(go())
+    errors = [e for e in out.log if e.kind == "llm.error"]
+    assert out.status == Status.OK and len(errors) == 3
+    assert "ConnectionError: dropped" in errors[0].data["error"]
+    assert out.value["n"] == 9
+
+
+CRASHING_RUN = textwrap.dedent("""
+    import asyncio, os, sys
+    sys.path.insert(0, {tests!r})
+    from test_engine import Levels, answer
+    from reasoning_kit.llm import FakeLLMClient, LLMHandler
+    from reasoning_kit.runtime import Engine
+
+    calls = 0
+    def model(req):
+        global calls
+        calls += 1
+        if calls == 11: os._exit(3)   # the process dies in the middle of the second level
+        return answer(req)
+
+    async def main():
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(model)).attach(engine)
+            await engine.run(Levels(), {{}}, log={log!r})
+    asyncio.run(main())
+""")
+
+
+def test_a_run_that_died_resumes_from_its_log(tmp_path):
+    log_path = tmp_path / "run.jsonl"
+    script = CRASHING_RUN.format(tests=str(Path(__file__).parent), log=str(log_path))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3, proc.stderr
+    # simulate the worst case too: the crash cut the last line in half
+    raw = log_path.read_text()
+    log_path.write_text(raw + '{"seq": 999, "kind": "llm.req')
+    with pytest.raises(LogFormatError, match=r"run.jsonl:\d+: truncated"):
+        Log.read(log_path)
+    died = Log.read(log_path, repair=True)
+    answered = fold_run(died).results
+    assert len(answered) == 10 and died[-1].kind == "llm.request"
+
+    resumed, model = run(_levels(0, replay=log_path))
+    full, _ = run(_levels(1))
+    assert resumed.status == Status.OK
+    assert resumed.value == full.value and resumed.state.algo == full.state.algo
+    assert model.calls == 18 - 10 and resumed.served == {"llm": 10}
+
+
+def test_log_file_round_trip_and_refusal_to_overwrite(tmp_path):
+    out, _ = run(_levels(2))
+    p = out.log.write(tmp_path / "a.jsonl")
+    back = Log.read(p)
+    assert back.events == out.log.events
+    assert fold_run(back).algo == out.state.algo
+    with pytest.raises(FileExistsError, match="already holds a log"):
+        Log(path=p)
+
+
+def test_a_corrupt_line_is_named(tmp_path):
+    out, _ = run(_levels(2, width=1))
+    lines = out.log.to_jsonl().splitlines()
+    lines[4] = "#" + lines[4][1:]
+    p = tmp_path / "bad.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(LogFormatError, match=r"bad.jsonl:5: not valid JSON"):
+        Log.read(p)
+
+
+def test_bad_input_gets_a_clear_error():
+    async def go():
+        async with Engine() as engine:
+            with pytest.raises(TypeError, match="input must be a dict"):
+                engine.start(Levels(), ["not", "a", "dict"])
+            with pytest.raises(TypeError, match="expected an Algorithm"):
+                engine.start("Levels", {})
+            out = await engine.run(Levels(), {})  # no LLM handler attached
+            assert out.status == Status.FAILED and "no handler attached for 'llm'" in out.error
+    run(go())
