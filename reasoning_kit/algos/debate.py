@@ -71,13 +71,10 @@ class DebateState:
     judged: bool = False
     done: bool = False
 
-    def latest(self) -> list[str | None]:
-        "Each agent's most recent answer (None for agents that dropped out or never answered)."
-        out = [None] * self.agents
-        for row in self.answers:
-            for i, a in enumerate(row):
-                if a is not None and i not in self.dropped: out[i] = a
-        return out
+    def final_answers(self) -> list[str | None]:
+        "The answers a vote counts now: the last finished round's (the round under way's if none finished)."
+        if self.finished_rounds: return list(self.answers[self.finished_rounds - 1])
+        return list(self.answers[0]) if self.answers else []
 
 # %% ../../nbs/12_debate.ipynb #8c36a147
 def _started(s: DebateState, d: dict):
@@ -254,7 +251,7 @@ async def _rule(self: Debate, ctx: Context) -> tuple[str | None, bool]:
                 return answer, True
             ctx.emit("debate.judge_failed", error="the judge's reply has no answer: " + repr(rep.text[:200]))
         except EffectFailed as e: ctx.emit("debate.judge_failed", error=e.error)
-    answer, votes = majority(s.answers[s.finished_rounds - 1])
+    answer, votes = majority(s.final_answers())
     ctx.emit("debate.tallied", answer=answer, votes=votes)
     return answer, False
 
@@ -277,7 +274,7 @@ Debate.run = _run
 
 # %% ../../nbs/12_debate.ipynb #f05be90a
 def _result(self: Debate, s: DebateState) -> dict:
-    provisional, votes = majority(s.latest())
+    provisional, votes = majority(s.final_answers())
     if s.votes is not None: votes = dict(s.votes)
     answer = s.answer if s.done else (s.ruling["answer"] if s.ruling else provisional)
     return {"answer": answer, "rounds": max(s.finished_rounds - 1, 0), "agents": s.agents,
