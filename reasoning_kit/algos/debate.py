@@ -210,15 +210,12 @@ def _judge_request(self: Debate, s: DebateState) -> LLMRequest:
 Debate._judge_request = _judge_request
 
 # %% ../../nbs/12_debate.ipynb #49f601fc
-async def _ask(ctx: Context, request: LLMRequest, key: str):
-    try: return await ctx.llm(request, key=key)
-    except (EffectFailed, BudgetExhausted) as e: return e
-
 async def _round(self: Debate, ctx: Context, r: int, active: list[int]) -> list[int]:
     "Play round `r` with the `active` agents; returns the agents that answered."
     ctx.emit("debate.round_started", round=r, agents=active)
     s = ctx.state
-    replies = await ctx.gather(*[_ask(ctx, self._agent_request(s, i, r), f"debate/r{r}/a{i}") for i in active])
+    replies = await ctx.gather(*[ctx.llm(self._agent_request(s, i, r), key=f"debate/r{r}/a{i}") for i in active],
+                               return_exceptions=True)
     cut, answered = None, []
     for i, rep in zip(active, replies):
         if isinstance(rep, BudgetExhausted): cut = cut or rep
