@@ -23,7 +23,7 @@ __all__ = ['GENERATOR_SYSTEM', 'CRITIC_SYSTEM', 'REVISE_PROMPT', 'parse_verdict'
 # %% ../../nbs/16_generator_critic.ipynb #733b1e01
 _WORD = r"(accept(?:ed)?|approved?|lgtm|reject(?:ed)?|revise|needs?\s+revision)"
 _LABEL = r"(?:(?:final\s+)?(?:verdict|decision)\s*[:=\-]?\s*[\s*_`\"']*)?"
-_FIRST = re.compile(r"^[\s*_#>`\"']*" + _LABEL + _WORD + r"\b[\s*_`\"'.:;,!\-]*", re.I)
+_FIRST = re.compile(r"^[\s*_#>`\"']*" + _LABEL + _WORD + r"\b[ \t*_`\"'.:;,!\-]*", re.I)
 _LAST = re.compile(r"^[\s*_#>`\"']*" + _LABEL + _WORD + r"[\s*_`\"'.!]*$", re.I)
 _ACCEPT_KEYS = ("accept", "accepted", "approved", "ok", "pass", "passed")
 _FEEDBACK_KEYS = ("feedback", "critique", "reason", "comments", "issues")
