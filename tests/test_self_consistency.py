@@ -1,0 +1,310 @@
+"""SelfConsistency: both modes, bounds, budget, order independence, failures, prefixes, replay, fixture."""
+
+import asyncio
+import dataclasses
+import itertools
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from reasoning_kit.algos.self_consistency import SelfConsistency, SelfConsistencyState
+from reasoning_kit.events import Log, Timeline
+from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.llm.fake import reply, text
+from reasoning_kit.runtime import Budget, Engine, RunReducer, Status, fold_run
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PATHS = ["6 x 2 = 12.\nAnswer: 12", "6 + 2 = 8.\nAnswer: 8", "Double 6: 12.\nAnswer: 12", "Answer: 11", "**Answer:** 12."]
+
+
+def seeded(request):
+    "Samples one path with the request's seed: the same request always gets the same reply."
+    return text(random.Random(request.seed).choice(PATHS))
+
+
+def cycling():
+    it = itertools.cycle(PATHS)
+    return lambda request: text(next(it))
+
+
+async def run(algorithm, model, budget=None, replay=None, seed=None, run_seed=0, task="6 x 2?"):
+    if seed is not None:
+        rng, inner = random.Random(seed), model
+
+        async def model(request):
+            await asyncio.sleep(rng.random() / 1000)
+            return inner(request)
+
+    client = FakeLLMClient(model)
+    async with Engine() as engine:
+        LLMHandler(client).attach(engine)
+        out = await engine.run(algorithm, {"task": task}, budget=budget, replay=replay, seed=run_seed)
+    return out, client
+
+
+def llm_keys(out):
+    return [e.key for e in out.log if e.kind == "llm.request"]
+
+
+# --- both modes --------------------------------------------------------------------------------
+
+
+def test_mode_n_is_one_request_with_n_samples():
+    out, client = asyncio.run(run(SelfConsistency(samples=5), cycling()))
+    assert out.status == Status.OK
+    assert out.value == {"answer": "12", "votes": {"12": 3, "8": 1, "11": 1}, "samples": ["12", "8", "12", "11", "12"],
+                         "agreement": 0.6}
+    assert out.calls == client.calls == SelfConsistency(samples=5).max_calls == 1
+    request = client.requests[0]
+    assert (request.n, request.temperature, request.role) == (5, 0.7, "sampler")
+    assert llm_keys(out) == ["sc/samples"]
+    assert "Answer:" in request.messages[0].content and request.messages[1].content == "6 x 2?"
+
+
+def test_mode_separate_is_one_seeded_request_per_sample():
+    out, client = asyncio.run(run(SelfConsistency(samples=9, mode="separate"), seeded))
+    assert out.calls == client.calls == SelfConsistency(samples=9, mode="separate").max_calls == 9
+    assert sorted(llm_keys(out)) == sorted(f"sc/sample/{i}" for i in range(9))
+    seeds = [r.seed for r in client.requests]
+    assert len(set(seeds)) == 9 and all(r.n == 1 for r in client.requests)  # distinct requests
+    assert sum(out.value["votes"].values()) == 9
+    # the seeds come from the run's seed: a new run seed draws new samples, the same one the same
+    again, c2 = asyncio.run(run(SelfConsistency(samples=9, mode="separate"), seeded))
+    other, c3 = asyncio.run(run(SelfConsistency(samples=9, mode="separate"), seeded, run_seed=1))
+    assert [r.seed for r in c2.requests] == seeds and [r.seed for r in c3.requests] != seeds
+    assert again.value == out.value
+
+
+def test_both_modes_agree_on_the_same_samples():
+    n_mode, _ = asyncio.run(run(SelfConsistency(samples=5), cycling()))
+    separate, _ = asyncio.run(run(SelfConsistency(samples=5, mode="separate"), cycling()))
+    assert n_mode.value == separate.value
+
+
+def test_one_sample_is_just_chain_of_thought():
+    out, _ = asyncio.run(run(SelfConsistency(samples=1), lambda r: text("Answer: 12")))
+    assert out.value == {"answer": "12", "votes": {"12": 1}, "samples": ["12"], "agreement": 1.0}
+
+
+def test_ties_go_to_the_first_answer_in_sample_order():
+    it = itertools.cycle(["Answer: 8", "Answer: 12", "Answer: 12", "Answer: 8"])
+    out, _ = asyncio.run(run(SelfConsistency(samples=4), lambda r: text(next(it))))
+    assert (out.value["answer"], out.value["votes"], out.value["agreement"]) == ("8", {"8": 2, "12": 2}, 0.5)
+
+
+def test_samples_without_an_answer_do_not_vote():
+    it = itertools.cycle(["", "Answer: 7", "  "])
+    out, _ = asyncio.run(run(SelfConsistency(samples=3), lambda r: text(next(it))))
+    assert out.value == {"answer": "7", "votes": {"7": 1}, "samples": [None, "7", None], "agreement": 1.0}
+    out, _ = asyncio.run(run(SelfConsistency(samples=3), lambda r: text("")))
+    assert out.status == Status.NO_SOLUTION and out.value["answer"] is None and out.value["agreement"] is None
+
+
+def test_parser_is_overridable_by_argument_and_by_subclass():
+    it = lambda: itertools.cycle(["twelve => 12.0", "=> 12", "=> 8"])  # noqa: E731
+    parse = lambda t: str(float(t.rsplit("=>", 1)[-1])) if t and "=>" in t else None  # noqa: E731
+    by_arg, _ = asyncio.run(run(SelfConsistency(samples=3, parse=parse), (lambda c: lambda r: text(next(c)))(it())))
+    assert by_arg.value["votes"] == {"12.0": 2, "8.0": 1}
+
+    class Numeric(SelfConsistency):
+        def parse_answer(self, text):
+            return parse(text)
+
+    by_subclass, _ = asyncio.run(run(Numeric(samples=3), (lambda c: lambda r: text(next(c)))(it())))
+    assert by_subclass.value == by_arg.value
+
+
+def test_custom_prompt_is_the_system_prompt():
+    out, client = asyncio.run(run(SelfConsistency(samples=2, prompt="Q: 1+1? A: 2. Answer: 2\nNow you."), cycling()))
+    assert client.requests[0].messages[0].content.startswith("Q: 1+1?")
+
+
+# --- bounds --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(samples=0), "samples = 0 is outside the bounds 1 to 64"),
+    (dict(samples=65), "samples = 65 is outside the bounds 1 to 64"),
+    (dict(samples=3.0), "samples must be an int"),
+    (dict(samples=True), "samples must be an int"),
+    (dict(mode="parallel"), "mode = 'parallel' must be one of ('n', 'separate')"),
+    (dict(temperature=-0.1), "temperature = -0.1 is outside the bounds 0 to 2"),
+    (dict(temperature=2.01), "temperature = 2.01 is outside the bounds 0 to 2"),
+    (dict(temperature="hot"), "temperature = 'hot' is outside the bounds 0 to 2"),
+    (dict(prompt=3), "prompt must be a string"),
+])
+def test_bounds_rejected_at_construction(kw, message):
+    with pytest.raises(ValueError) as e:
+        SelfConsistency(**kw)
+    assert message in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("samples", [1, 2, 64])
+@pytest.mark.parametrize("mode", ["n", "separate"])
+def test_max_calls_is_exact(samples, mode):
+    algo = SelfConsistency(samples=samples, mode=mode)
+    out, client = asyncio.run(run(algo, seeded))
+    assert out.calls == client.calls == algo.max_calls == (1 if mode == "n" else samples)
+    assert len(out.value["samples"]) == samples
+
+
+def test_missing_task_fails_clearly():
+    async def go():
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(seeded)).attach(engine)
+            return await engine.run(SelfConsistency(), {})
+
+    out = asyncio.run(go())
+    assert out.status == Status.FAILED and "input['task']" in out.error
+
+
+# --- budget ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("calls", range(0, 7))
+def test_budget_cut_off_in_separate_mode_keeps_the_samples_paid_for(calls):
+    out, client = asyncio.run(run(SelfConsistency(samples=7, mode="separate"), seeded, budget=Budget(calls=calls)))
+    assert out.status == Status.BUDGET_EXHAUSTED and out.calls == client.calls == calls
+    s = out.state.algo
+    assert not s.voted and sum(t is not None for t in s.texts) == calls
+    assert out.value["samples"][calls:] == [None] * (7 - calls)
+    full, _ = asyncio.run(run(SelfConsistency(samples=7, mode="separate"), seeded))
+    assert out.value["samples"][:calls] == full.value["samples"][:calls]  # the same draws, cut short
+    assert sum(out.value["votes"].values()) == calls
+    assert out.value == SelfConsistency().result(fold_run(out.log).algo)
+
+
+def test_budget_cut_off_in_mode_n():
+    out, client = asyncio.run(run(SelfConsistency(samples=5), seeded, budget=Budget(calls=0)))
+    assert out.status == Status.BUDGET_EXHAUSTED and client.calls == 0
+    assert out.value == {"answer": None, "votes": {}, "samples": [None] * 5, "agreement": None}
+
+
+def test_resume_after_cut_off_sends_only_the_missing_samples():
+    algo = SelfConsistency(samples=7, mode="separate")
+    cut, _ = asyncio.run(run(algo, seeded, budget=Budget(calls=3)))
+    resumed, client = asyncio.run(run(algo, seeded, replay=cut.log))
+    full, _ = asyncio.run(run(algo, seeded))
+    assert client.calls == 4 and resumed.served == {"llm": 3}
+    assert resumed.value == full.value and resumed.state.algo == full.state.algo
+
+
+# --- order independence and no call twice ----------------------------------------------------------
+
+
+def flaky_seeded(request):
+    if request.seed % 4 == 0:
+        raise ConnectionError("overloaded")
+    return seeded(request)
+
+
+@pytest.mark.parametrize("samples, model, budget", [(9, seeded, None), (16, flaky_seeded, None), (12, seeded, 7)])
+def test_random_completion_orders_give_identical_runs(samples, model, budget):
+    reference = None
+    for seed in range(40):
+        out, client = asyncio.run(run(SelfConsistency(samples=samples, mode="separate"), model, seed=seed,
+                                      budget=Budget(calls=budget) if budget else None))
+        keys = llm_keys(out)
+        assert len(keys) == len(set(keys)) == client.calls == out.calls  # no model call issued twice
+        domain = [(e.kind, e.data) for e in out.log if e.kind.startswith("self_consistency.")]
+        got = (out.status, out.value, out.state.algo, out.calls, sorted(keys), domain)
+        assert reference is None or got == reference, f"seed {seed} differs"
+        reference = got
+
+
+# --- failures ---------------------------------------------------------------------------------------
+
+
+def test_failed_samples_are_skipped():
+    out, client = asyncio.run(run(SelfConsistency(samples=16, mode="separate"), flaky_seeded))
+    s = out.state.algo
+    assert out.status == Status.OK and s.failed and "overloaded" in next(iter(s.failed.values()))
+    assert sum(out.value["votes"].values()) + len(s.failed) == 16
+    assert all(out.value["samples"][i] is None for i in s.failed)
+    assert client.calls == 16  # a failed sample is not retried
+
+
+def test_every_sample_failing_fails_the_run():
+    for mode in ("n", "separate"):
+        out, _ = asyncio.run(run(SelfConsistency(samples=3, mode=mode), lambda r: 1 / 0))
+        assert out.status == Status.FAILED and "every sample failed" in out.error
+        assert sorted(out.state.algo.failed) == [0, 1, 2]
+
+
+def test_a_reply_with_fewer_choices_than_asked_counts_what_came():
+    class Capped(FakeLLMClient):  # a provider that caps n at 3
+        async def complete(self, request):
+            r = await super().complete(request)
+            return r.model_copy(update={"choices": r.choices[:3]})
+
+    async def go():
+        async with Engine() as engine:
+            LLMHandler(Capped(lambda r: reply("Answer: 12"))).attach(engine)
+            return await engine.run(SelfConsistency(samples=5), {"task": "?"})
+
+    out = asyncio.run(go())
+    assert out.status == Status.OK and out.value["samples"] == ["12", "12", "12", None, None]
+    assert sorted(out.state.algo.failed) == [3, 4] and "only 3 of 5" in out.state.algo.failed[3]
+    assert out.value["agreement"] == 1.0
+
+
+# --- prefixes, replay, fixture -----------------------------------------------------------------------
+
+
+def test_every_prefix_folds_to_a_state_the_stepper_can_draw():
+    algo = SelfConsistency(samples=9, mode="separate")
+    out, _ = asyncio.run(run(algo, flaky_seeded))
+    timeline = Timeline(out.log, RunReducer(algo), every=4)
+    arrived = 0
+    for k in range(len(out.log) + 1):
+        s = fold_run(out.log[:k], algo).algo
+        assert isinstance(s, SelfConsistencyState) and timeline.state_at(k).algo == s
+        if k:
+            assert fold_run(out.log[:k]).algo == s
+            arrived += out.log[k - 1].kind == "self_consistency.sampled"
+        assert sum(t is not None for t in s.texts) == arrived
+        assert sum(s.votes.values()) == sum(a is not None for a in s.answers)  # the tally so far
+        res = algo.result(s)
+        assert set(res) == {"answer", "votes", "samples", "agreement"}
+        assert res["answer"] == (s.answer if s.voted else s.leader)
+    assert fold_run(out.log).algo == out.state.algo
+
+
+def test_replay_calls_the_model_zero_times():
+    for algo in (SelfConsistency(samples=5), SelfConsistency(samples=8, mode="separate")):
+        first, _ = asyncio.run(run(algo, flaky_seeded if algo.mode == "separate" else cycling()))
+        again, client = asyncio.run(run(algo, lambda r: 1 / 0, replay=first.log))
+        assert client.calls == 0 and again.sent == {}
+        assert again.value == first.value and again.state.algo == first.state.algo
+
+
+def _jsonable(state):
+    return json.loads(json.dumps(dataclasses.asdict(state)))
+
+
+def make_fixture():  # run once by hand to write the frozen v0.1 log
+    out, _ = asyncio.run(run(SelfConsistency(samples=8, mode="separate"), flaky_seeded))
+    out.log.write(FIXTURES / "self_consistency_v0.1.jsonl")
+    (FIXTURES / "self_consistency_v0.1.expected.json").write_text(json.dumps(
+        {"status": out.status.value, "result": out.value, "state": _jsonable(out.state.algo)}, indent=1) + "\n")
+
+
+def test_frozen_v0_1_log_keeps_folding_to_the_same_state():
+    log = Log.read(FIXTURES / "self_consistency_v0.1.jsonl")
+    expected = json.loads((FIXTURES / "self_consistency_v0.1.expected.json").read_text())
+    state = fold_run(log)
+    assert state.status == expected["status"]
+    assert _jsonable(state.algo) == expected["state"]
+    algo = SelfConsistency.from_config(state.config)
+    assert json.loads(json.dumps(algo.result(state.algo))) == expected["result"]
+    assert expected["state"]["failed"] and expected["state"]["voted"]  # the fixture covers a failed sample and the vote
+
+
+def test_frozen_log_replays_without_the_model():
+    log = Log.read(FIXTURES / "self_consistency_v0.1.jsonl")
+    expected = json.loads((FIXTURES / "self_consistency_v0.1.expected.json").read_text())
+    out, client = asyncio.run(run(SelfConsistency(samples=8, mode="separate"), lambda r: 1 / 0, replay=log))
+    assert client.calls == 0
+    assert json.loads(json.dumps(out.value)) == expected["result"]
