@@ -61,11 +61,21 @@ def _check_kind(kind: str):
     if not _KIND.match(kind): raise ValueError(f"event kind {kind!r} must be dotted lower_case words, like 'tot.proposed'")
     _seen_kinds.add(kind)
 
+_FIELDS = frozenset(Event.model_fields)
+
+def _event(kind: str, data: dict, key: str | None, seq: int, at: float) -> Event:
+    "Build an event without validation (what `model_construct` does, minus its per-field loop)."
+    ev = object.__new__(Event)
+    object.__setattr__(ev, "__dict__", {"kind": kind, "data": data, "key": key, "seq": seq, "at": at})
+    object.__setattr__(ev, "__pydantic_fields_set__", _FIELDS)
+    object.__setattr__(ev, "__pydantic_extra__", None)
+    object.__setattr__(ev, "__pydantic_private__", None)
+    return ev
+
 def _append(self: Log, kind: str, data: dict | None = None, key: str | None = None) -> Event:
     "Record that `kind` happened (with `data`, for effect `key`) and return the event."
     _check_kind(kind)
-    ev = Event.model_construct(kind=kind, data=data if data is not None else {}, key=key,
-                               seq=len(self.events), at=round(time.monotonic() - self._t0, 6))
+    ev = _event(kind, data if data is not None else {}, key, len(self.events), round(time.monotonic() - self._t0, 6))
     self.events.append(ev)
     if self._file is not None: self._file.write(_line(ev)); self._file.flush()
     for fn in self._listeners: fn(ev)

@@ -8,6 +8,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/runtime.html.md"""
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import inspect
 import json
@@ -159,18 +160,22 @@ class Algorithm:
 # %% ../nbs/03_runtime.ipynb #77c95032
 class RunReducer:
     "Folds a run's events: the engine's into `RunState`, all of them into the algorithm's state."
-    def __init__(self, algorithm: Algorithm | None = None): self.algorithm = algorithm
+    def __init__(self, algorithm: Algorithm | None = None):
+        self.algorithm = algorithm
+        self._engine_part: dict[str, Callable | None] = {}  # kind -> the engine's reducer for it, cached
 
     def initial(self) -> RunState:
         return RunState(algo=self.algorithm.initial() if self.algorithm else None)
 
-    def apply(self, s: RunState, e: Event):
+    def _part(self, e: Event):
         f = _ENGINE_EVENTS.get(e.kind)
-        if f is not None: f(s, e)
-        elif e.key is not None:
-            part = e.kind.rpartition(".")[2]
-            g = _EFFECT_PARTS.get(part)
-            if g is not None and e.kind.count(".") == 1: g(s, e)
+        if f is None and e.kind.count(".") == 1: f = _EFFECT_PARTS.get(e.kind.rpartition(".")[2])
+        self._engine_part[e.kind] = f
+        return f
+
+    def apply(self, s: RunState, e: Event):
+        f = self._engine_part[e.kind] if e.kind in self._engine_part else self._part(e)
+        if f is not None and (e.key is not None or f in _ENGINE_EVENTS.values()): f(s, e)
         if self.algorithm is not None: self.algorithm.apply(s.algo, e)
 
 def algorithm_of(events) -> Algorithm | None:
@@ -189,10 +194,10 @@ def fold_run(events, algorithm: Algorithm | None = None) -> RunState:
     return fold(events, RunReducer(algorithm or algorithm_of(events)))
 
 # %% ../nbs/03_runtime.ipynb #43d9160c
-def digest(effect: str, request: dict) -> str:
+def digest(effect: str, request: BaseModel) -> str:
     "A short fingerprint of an effect's request, to tell a replayable answer from a stale one."
-    raw = json.dumps([effect, request], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.blake2b(raw.encode(), digest_size=8).hexdigest()
+    raw = request.model_dump_json(exclude_defaults=True)  # fields in declaration order: deterministic
+    return hashlib.blake2b(f"{effect}:{raw}".encode(), digest_size=8).hexdigest()
 
 class Check(BaseModel):
     "A request to run the named deterministic check on an answer."
@@ -254,7 +259,7 @@ class Context:
 async def _effect(self: Context, effect: str, key: str, request: BaseModel, stream: bool = False):
     run = self._run
     req = request.model_dump(mode="json", exclude_defaults=True)
-    dg = digest(effect, req)
+    dg = digest(effect, request)
     known = run._inflight.get(key)
     if known is not None:  # 1. asked before in this run: one call, one answer
         if known[0] != dg: raise ValueError(f"effect key {key!r} was used twice for different requests; keys must "
@@ -262,7 +267,7 @@ async def _effect(self: Context, effect: str, key: str, request: BaseModel, stre
         return await asyncio.shield(known[1])
     fut = asyncio.get_running_loop().create_future()
     run._inflight[key] = (dg, fut)
-    try: res = await run._serve(effect, key, req, dg, stream)
+    try: res = await run._serve(effect, key, request, req, dg, stream)
     except BaseException as e:
         fut.set_exception(e); fut.exception()  # mark retrieved: the caller gets it below
         raise
@@ -300,7 +305,7 @@ class Run:
         self.log = Log(path=log_path)
         self.reducer = RunReducer(algorithm)
         self.state = self.reducer.initial()
-        self.log.subscribe(lambda e: self.reducer.apply(self.state, e))
+        self.log.subscribe(functools.partial(self.reducer.apply, self.state))
         self._inflight: dict[str, tuple] = {}
         self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
         self.served: dict[str, int] = {}  # effects served from the replayed log
@@ -351,7 +356,7 @@ def _check_budget(self: Run, effect: str, key: str):
 Run._check_budget = _check_budget
 
 # %% ../nbs/03_runtime.ipynb #c9f85dd8
-async def _serve(self: Run, effect: str, key: str, req: dict, dg: str, stream: bool):
+async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict, dg: str, stream: bool):
     handler = self.engine.handlers.get(effect)
     if handler is None: raise LookupError(f"no handler attached for {effect!r} effects (attach one, e.g. "
                                           f"{ {'llm': 'LLMHandler', 'tool': 'ToolHandler', 'validate': 'ValidationHandler'}.get(effect, 'a handler')}(...).attach(engine))")
@@ -370,7 +375,7 @@ async def _serve(self: Run, effect: str, key: str, req: dict, dg: str, stream: b
         return rtype.model_validate(payload)
     self.sent[effect] = self.sent.get(effect, 0) + 1
     call = EffectCall(key, effect, self, self._on_delta if stream and self._delta_listeners else None)
-    try: res = await handler.handle(handler.request_type.model_validate(req), call)
+    try: res = await handler.handle(request, call)
     except (asyncio.CancelledError, BudgetExhausted, Cancelled): raise
     except Exception as e:
         err = f"{type(e).__name__}: {e}"

@@ -7,6 +7,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/llm.html.md"""
 # %% ../../nbs/01_llm.ipynb #3088ae4f
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, AsyncIterator, Callable, Literal, Protocol, runtime_checkable
 
@@ -154,17 +155,18 @@ async def _handle(self: LLMHandler, request: LLMRequest, call) -> LLMResponse:
     on_delta = getattr(call, "on_delta", None)
     if on_delta is not None and hasattr(client, "stream"):
         response = None
-        async for item in client.stream(request, call) if _takes_call(client.stream) else client.stream(request):
+        async for item in client.stream(request, call) if _takes_call(type(client).stream) else client.stream(request):
             if isinstance(item, LLMResponse): response = item
             else: on_delta(item)
         if response is None: raise RuntimeError("the stream ended without a final response")
     else:
-        response = await (client.complete(request, call) if _takes_call(client.complete) else client.complete(request))
+        response = await (client.complete(request, call) if _takes_call(type(client).complete) else client.complete(request))
     return _with_call_ids(response, call.key)
 
+@functools.lru_cache(maxsize=256)
 def _takes_call(fn) -> bool:
-    "Real clients accept the effect `call` too (to log retries); simple ones take just the request."
-    try: return len(inspect.signature(fn).parameters) >= 2
+    "Real clients' methods accept the effect `call` too (to log retries); simple ones take just the request."
+    try: return len(inspect.signature(fn).parameters) >= 3  # self, request, call
     except (TypeError, ValueError): return False
 
 def _with_call_ids(response: LLMResponse, key: str) -> LLMResponse:
