@@ -1,0 +1,115 @@
+"""Time per step of the stepper on a 10,000-event run (target: under 50 ms a step).
+
+usage: python benchmarks/stepper.py [events]
+
+A step is everything the widget does when it moves: the state after the new event (folded from the
+nearest checkpoint or from the state in hand, never from the start), the algorithm's picture of it,
+the event's HTML and the usage line. Measured for stepping forwards, backwards, and jumping to
+random places (a slider dragged across the log), with the picture drawn by the generic view and by
+a Graph view (SVG through graphviz's `dot`, cached by source).
+"""
+import asyncio
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+
+from reasoning_kit.llm import FakeLLMClient, LLMHandler, system, user
+from reasoning_kit.runtime import Algorithm, Engine, fold_run
+from reasoning_kit.viz import Graph, Stepper, dot_available, shorten, view
+
+
+@dataclass
+class NotesState:
+    notes: list[str] = field(default_factory=list)
+    words: dict[str, int] = field(default_factory=dict)
+
+
+class Notes(Algorithm):
+    "Ask the model `steps` times, one after another, and keep every answer (3 events a step)."
+    name = "bench_notes"
+
+    def __init__(self, steps: int = 10): self.steps = steps
+    def initial(self): return NotesState()
+
+    def apply(self, s, e):
+        if e.kind == "notes.noted":
+            s.notes.append(e.data["text"])
+            for w in e.data["text"].split(): s.words[w] = s.words.get(w, 0) + 1
+
+    async def run(self, ctx):
+        for i in range(self.steps):
+            r = await ctx.llm([system("Take a note."), user(f"Note number {i} about the run so far")], key=f"notes/{i}")
+            ctx.emit("notes.noted", i=i, text=r.text)
+
+    def result(self, s): return {"notes": len(s.notes)}
+
+
+class GraphNotes(Notes):
+    name = "bench_graph_notes"
+
+
+@view("bench_graph_notes", jumps={"note": "notes.noted"}, step="notes.noted")
+def _graph_view(state, event):
+    "The last ten notes as a chain (a picture that changes at every note)."
+    g = Graph(rankdir="LR")
+    notes = state.algo.notes[-10:]
+    for i, t in enumerate(notes):
+        g.node(str(i), shorten(t, 24), fillcolor="#fde68a" if i == len(notes) - 1 else "white")
+        if i: g.edge(str(i - 1), str(i))
+    return g
+
+
+def model(request):
+    return f"noted {request.messages[-1].content.split()[2]} with a few more words"
+
+
+async def make_log(algorithm, steps):
+    async with Engine() as engine:
+        LLMHandler(FakeLLMClient(model)).attach(engine)
+        return await engine.run(algorithm(steps), {"task": "take notes"})
+
+
+def ms(xs): return f"mean {statistics.mean(xs) * 1000:6.2f} ms, p95 {sorted(xs)[int(len(xs) * .95)] * 1000:6.2f} ms, max {max(xs) * 1000:6.2f} ms"
+
+
+def step_times(stepper, moves):
+    out = []
+    for move in moves:
+        t = time.perf_counter()
+        move()
+        stepper.picture(); stepper.event_html(); stepper.usage_html()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def bench(algorithm, n_events, label, walk=None):  # walk: how many steps forwards and back (default: all)
+    steps = max(1, -(-(n_events - 2) // 3))  # run.started, 3 events a note, run.finished
+    t = time.perf_counter(); out = asyncio.run(make_log(algorithm, steps)); t_run = time.perf_counter() - t
+    n = len(out.log)
+    t = time.perf_counter(); s = Stepper(out); t_open = time.perf_counter() - t
+    t = time.perf_counter(); fold_run(out.log); t_fold = time.perf_counter() - t
+    print(f"\n{label}: {n:,} events (run {t_run:.2f} s; one full fold {t_fold * 1000:.1f} ms; opening the stepper {t_open * 1000:.1f} ms)")
+    rng = random.Random(0)
+    s.goto(0)
+    s.goto(n - 1 - (walk or n))
+    fwd = step_times(s, [s.next] * min(n - 1, walk or n))
+    back = step_times(s, [s.prev] * min(n - 1, walk or 2000))
+    jumps = step_times(s, [lambda: s.goto(rng.randrange(n)) for _ in range(300)])
+    kinds = step_times(s.goto(0), [lambda: s.jump("model reply")] * 300)
+    print(f"  next     ({len(fwd):,} steps): {ms(fwd)}")
+    print(f"  previous ({len(back):,} steps): {ms(back)}")
+    print(f"  slider to a random event (300): {ms(jumps)}")
+    print(f"  jump to next model reply (300): {ms(kinds)}")
+    worst = max(statistics.mean(fwd), statistics.mean(back), statistics.mean(jumps))
+    return worst
+
+
+if __name__ == "__main__":
+    n_events = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    print(f"stepper benchmark; graphviz dot {'found' if dot_available() else 'NOT found (plain HTML pictures)'}")
+    worst = bench(Notes, n_events, "generic view (state table)")
+    worst = max(worst, bench(GraphNotes, n_events, "graph view (SVG through dot, cached), the last 1,500 events", walk=1500))
+    print(f"\ntime per step at {n_events:,} events: worst mean {worst * 1000:.2f} ms (target under 50 ms): "
+          f"{'OK' if worst < 0.05 else 'TOO SLOW'}")
