@@ -181,4 +181,16 @@ def _with_call_ids(response: LLMResponse, key: str) -> LLMResponse:
 LLMHandler.handle = _handle
 
 # %% ../../nbs/01_llm.ipynb #a20c2c40
+async def _aclose(self: LLMHandler) -> None:
+    "Close the clients this handler holds (each once)."
+    seen = set()
+    for c in [self.client, *self.routes.values()]:
+        if c is None or id(c) in seen: continue
+        seen.add(id(c))
+        close = getattr(c, "aclose", None)
+        if close is not None: await close()
+
+LLMHandler.aclose = _aclose
+
+# %% ../../nbs/01_llm.ipynb #5634d085
 from .fake import FakeLLMClient, reply, text, tool_call  # noqa: E402  (defined after the types it uses)
