@@ -20,7 +20,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
-python -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --upgrade pip >/dev/null 2>&1 || true
+python -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --upgrade pip "setuptools>=77" wheel
 if [ "$dev" = "--dev" ]; then
   python -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -e ".[dev]"
   [ -x scripts/aimock.sh ] && bash scripts/aimock.sh

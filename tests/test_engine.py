@@ -226,3 +226,17 @@ def test_bad_input_gets_a_clear_error():
             out = await engine.run(Levels(), {})  # no LLM handler attached
             assert out.status == Status.FAILED and "no handler attached for 'llm'" in out.error
     run(go())
+
+
+def test_cost_budget_uses_the_reported_dollars():
+    from reasoning_kit.llm import Usage
+
+    async def go():
+        model = FakeLLMClient(lambda r: text("x", usage=Usage(prompt_tokens=10, completion_tokens=1, cost=0.01)))
+        async with Engine() as engine:
+            LLMHandler(model).attach(engine)
+            return await engine.run(Levels(width=6), {}, budget=Budget(cost=0.05)), model
+    out, model = run(go())
+    # level 0 is admitted whole before any cost is known (6 x $0.01); level 1 sees $0.06 >= $0.05
+    assert out.status == Status.BUDGET_EXHAUSTED and out.state.exhausted == "cost"
+    assert model.calls == 6 and out.usage.cost == pytest.approx(0.06) and out.usage.prompt_tokens == 60

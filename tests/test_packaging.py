@@ -1,0 +1,39 @@
+"""The exported package stands on its own: it imports without nbdev (or the widget libraries),
+and its wheel carries every module."""
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+BLOCKED_IMPORT = """
+import sys, importlib, pkgutil
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"nbdev", "execnb", "ipywidgets", "graphviz", "IPython"}:
+            raise ImportError(f"{name} is blocked in this test")
+sys.meta_path.insert(0, Block())
+import reasoning_kit
+mods = [m.name for m in pkgutil.walk_packages(reasoning_kit.__path__, "reasoning_kit.")
+        if not m.name.startswith("reasoning_kit.viz")]
+for m in mods: importlib.import_module(m)
+from reasoning_kit.algos import Agent, Debate, Reflexion, Swarm, TreeOfThoughts
+print(len(mods))
+"""
+
+
+def test_every_module_but_viz_imports_without_nbdev_or_widgets():
+    proc = subprocess.run([sys.executable, "-c", BLOCKED_IMPORT], capture_output=True, text=True, timeout=120, cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout.strip()) >= 10
+
+
+def test_the_wheel_contains_every_module(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    wheel = next(tmp_path.glob("reasoning_kit-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    sources = {str(p.relative_to(ROOT)) for p in (ROOT / "reasoning_kit").rglob("*.py") if "__pycache__" not in p.parts}
+    assert sources <= names, f"missing from the wheel: {sorted(sources - names)}"
