@@ -365,6 +365,7 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
     self._check_budget(effect, key) if hit is None else None
     if hit is not None and self._cancel: raise Cancelled("run cancelled")
     self.log.append(f"{effect}.request", {"request": req, "digest": dg, **({"replayed": True} if hit else {})}, key=key)
+    await asyncio.sleep(0)  # let effects started together all be admitted before any answers (see below)
     if hit is not None:
         self.served[effect] = self.served.get(effect, 0) + 1
         kind, payload = hit
@@ -389,7 +390,7 @@ def _on_delta(self: Run, delta):
 
 Run._serve, Run._on_delta = _serve, _on_delta
 
-# %% ../nbs/03_runtime.ipynb #9ec4e4d8
+# %% ../nbs/03_runtime.ipynb #3e828359
 class Outcome(BaseModel):
     "How a run ended, what it found, and everything that happened."
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -408,7 +409,7 @@ class Outcome(BaseModel):
     def __repr__(self): return f"Outcome({self.status.value}, {self.value!r}, calls={self.calls})"
     __str__ = __repr__
 
-# %% ../nbs/03_runtime.ipynb #3e828359
+# %% ../nbs/03_runtime.ipynb #2f46f513
 async def _main(self: Run) -> Outcome:
     a = self.algorithm
     self.log.append("run.started", {"algorithm": a.name, "config": a.config(), "input": self.input, "seed": self.seed,
@@ -437,7 +438,7 @@ def _finish(self: Run, status: Status, error: str | None) -> Outcome:
 
 Run._main, Run._finish = _main, _finish
 
-# %% ../nbs/03_runtime.ipynb #5b5d39f4
+# %% ../nbs/03_runtime.ipynb #37b72945
 def _cancel(self: Run):
     "Stop the run; it ends with status CANCELLED and keeps everything logged so far."
     self._cancel = True
@@ -447,7 +448,7 @@ def _await(self: Run): return self._task.__await__()
 
 Run.cancel, Run.__await__ = _cancel, _await
 
-# %% ../nbs/03_runtime.ipynb #ca6e5999
+# %% ../nbs/03_runtime.ipynb #aa9ceb2a
 class Engine:
     "Routes effects to handlers and runs algorithms."
     def __init__(self, budget: Budget | None = None):  # default budget for every run

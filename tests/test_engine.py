@@ -186,8 +186,9 @@ def test_a_run_that_died_resumes_from_its_log(tmp_path):
     with pytest.raises(LogFormatError, match=r"run.jsonl:\d+: truncated"):
         Log.read(log_path)
     died = Log.read(log_path, repair=True)
-    answered = fold_run(died).results
-    assert len(answered) == 10 and died[-1].kind == "llm.request"
+    state = fold_run(died)
+    # level 1's six calls were all in flight; four had answered when the fifth killed the process
+    assert len(state.results) == 10 and sorted(state.pending) == ["lv/1/4", "lv/1/5"]
 
     resumed, model = run(_levels(0, replay=log_path))
     full, _ = run(_levels(1))
@@ -240,3 +241,10 @@ def test_cost_budget_uses_the_reported_dollars():
     # level 0 is admitted whole before any cost is known (6 x $0.01); level 1 sees $0.06 >= $0.05
     assert out.status == Status.BUDGET_EXHAUSTED and out.state.exhausted == "cost"
     assert model.calls == 6 and out.usage.cost == pytest.approx(0.06) and out.usage.prompt_tokens == 60
+
+
+def test_a_replayed_level_is_admitted_like_the_original():
+    "Replayed answers arrive at once; the budget must still decide as it did when they were in flight."
+    first, _ = run(_levels(0, budget=Budget(tokens=30)))
+    again, model = run(_levels(0, budget=Budget(tokens=30), replay=first.log))
+    assert (again.value, again.calls, model.calls) == (first.value, first.calls, 0)
