@@ -92,7 +92,9 @@ Swarm.apply, Swarm.result = _apply, _result
 
 # %% ../../nbs/13_swarm.ipynb #09681ea8
 async def _run(self: Swarm, ctx: Context) -> Status | None:
-    ctx.emit("swarm.started", agent=self.start, notes=self._notes(ctx))
+    agent = ctx.input.get("agent", self.start)  # a session continues with the agent that spoke last
+    if agent not in self.agents: raise ValueError(f"Swarm: input['agent'] {agent!r} is not one of {sorted(self.agents)}")
+    ctx.emit("swarm.started", agent=agent, notes=self._notes(ctx))
     return await ToolLoop.run(self, ctx)
 
 def _opening(self: Swarm, ctx: Context) -> list[Message]:
