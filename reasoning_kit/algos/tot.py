@@ -24,7 +24,7 @@ __all__ = ['PROPOSER_PROMPT', 'PROPOSER_LIST_PROMPT', 'EVALUATOR_PROMPT', 'VOTER
            'default_prompts', 'parse_score', 'ThoughtNode', 'ToTState', 'ToTPrompts', 'TreeOfThoughts', 'NoThoughts']
 
 # %% ../../nbs/14_tot.ipynb #44ecb172
-_NUMBER = r"(\d+(?:\.\d+)?)(?:\s*/\s*(\d+(?:\.\d+)?)|\s*(%))?"
+_NUMBER = r"(?<![-\d.])(\d+(?:\.\d+)?)(?:\s*/\s*(\d+(?:\.\d+)?)|\s*(%))?"
 _LABELLED = re.compile(r"\b(?:score|rating)\b[^0-9\n]{0,12}?" + _NUMBER, re.I)
 _LEADING = re.compile(r"\s*\**\s*" + _NUMBER)
 
@@ -297,9 +297,9 @@ async def _run(self: TreeOfThoughts, ctx: Context) -> Status | None:
                  carried=[i for i in s.beam if s.nodes[i].final])        # complete answers wait in the beam
         await self.propose_level(ctx, task, level)                      # -> tot.proposed
         if not s.candidates:
-            ctx.emit("tot.no_thoughts", level=level, failed=len(s.failures))
-            raise NoThoughts(f"TreeOfThoughts: level {level} has no usable proposals "
-                             f"({sum(f['level'] == level for f in s.failures)} calls failed or came back empty)")
+            failed = sum(f["level"] == level for f in s.failures)
+            ctx.emit("tot.no_thoughts", level=level, failed=failed)
+            raise NoThoughts(f"TreeOfThoughts: level {level} has no usable proposals ({failed} calls failed or came back empty)")
         await self.evaluate_level(ctx, task, level)                     # -> tot.evaluated
         if not self.select_level(ctx, level):                           # -> tot.pruned, tot.selected
             ctx.emit("tot.empty_beam", level=level); break
@@ -367,51 +367,42 @@ TreeOfThoughts._calls, TreeOfThoughts._hook, TreeOfThoughts._ask = _calls, _hook
 async def _propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
     "Ask for the frontier's next steps and record them as `tot.proposed` events, in tree order."
     s = ctx.state
-    if self.generate == "sample":
-        prompt, parse = self._hook("step_prompt"), self._hook("parse_step")
-        jobs = [(p, f"{p}.{i}", f"tot/{p}.{i}/propose") for p in s.frontier for i in range(1, self.branching + 1)]
-        replies = await self._calls(ctx, [lambda p=p, k=k: self._ask(ctx, prompt(task, s.steps(p)), key=k, role="proposer")
-                                          for p, _, k in jobs])
-        steps = [(p, k, [(c, parse(task, s.steps(p), r.text))] if not isinstance(r, Exception) else r)
-                 for (p, c, k), r in zip(jobs, replies)]
-    else:
-        n = self.branching if self.generate == "sample_n" else 1
-        prompt = self._hook("step_prompt") if n > 1 else self._hook("propose_prompt")
-        ask = (lambda p: prompt(task, s.steps(p))) if n > 1 else (lambda p: prompt(task, s.steps(p), self.branching))
-        jobs = [(p, f"tot/{p}/expand") for p in s.frontier]
-        replies = await self._calls(ctx, [lambda p=p, k=k: self._ask(ctx, ask(p), key=k, role="proposer", n=n) for p, k in jobs])
-        steps = [(p, k, r if isinstance(r, Exception) else self._children(task, s.steps(p), p, r)) for (p, k), r in zip(jobs, replies)]
-    self._record_proposals(ctx, level, steps)
-    _raise_stop(replies)
-
-def _children(self: TreeOfThoughts, task: str, path: list[str], parent: str, reply) -> list[tuple[str, str | None]]:
-    "The child (id, step) pairs of one call that expanded `parent`."
-    if self.generate == "sample_n":
-        parse = self._hook("parse_step")
-        return [(f"{parent}.{i}", parse(task, path, t)) for i, t in enumerate(reply.texts[:self.branching], 1)]
-    texts = self._hook("parse_steps")(task, path, reply.text, self.branching)[:self.branching]
-    return [(f"{parent}.{i}", t) for i, t in enumerate(texts, 1)] or [(f"{parent}.1", None)]
-
-def _record_proposals(self: TreeOfThoughts, ctx: Context, level: int, steps: list) -> None:
-    s, final_answer = ctx.state, self._hook("final_answer")
-    seen: dict[tuple, str] = {}
-    for parent, key, children in steps:
-        if isinstance(children, (BudgetExhausted, Cancelled)): continue
-        if isinstance(children, Exception):
-            ctx.emit("tot.proposal_failed", level=level, parent=parent, key=key, error=getattr(children, "error", str(children)))
-            continue
-        for node, step in children:
+    if self.generate == "sample":  # one call per child: tot/n.1.2/propose
+        jobs = [(p, f"{p}.{i}", f"tot/{p}.{i}/propose", 1) for p in s.frontier for i in range(1, self.branching + 1)]
+    else:  # one call per parent (n samples, or one reply listing the steps): tot/n.1/expand
+        jobs = [(p, None, f"tot/{p}/expand", self.branching if self.generate == "sample_n" else 1) for p in s.frontier]
+    replies = await self._calls(ctx, [lambda p=p, k=k, n=n: self._ask(ctx, self._proposal_prompt(task, s.steps(p)), key=k,
+                                                                      role="proposer", n=n) for p, _, k, n in jobs])
+    seen: dict[tuple, str] = {}  # chain of steps -> the first node that proposed it at this level
+    for (parent, child, key, _), reply in zip(jobs, replies):
+        if isinstance(reply, (BudgetExhausted, Cancelled)): continue
+        if isinstance(reply, EffectFailed):
+            ctx.emit("tot.proposal_failed", level=level, parent=parent, key=key, error=reply.error); continue
+        for node, step in self._children(task, s.steps(parent), parent, child, reply):
             if not step or not step.strip():
                 ctx.emit("tot.proposal_failed", level=level, parent=parent, key=key, error="empty reply"); continue
-            chain = (*s.steps(parent), step)
-            dup = seen.setdefault(chain, node)
-            ctx.emit("tot.proposed", node=node, parent=parent, text=step, answer=final_answer(step),
-                     duplicate_of=dup if dup != node else None)
-            if dup != node: ctx.emit("tot.pruned", node=node, reason="duplicate", score=None)
+            first = seen.setdefault((*s.steps(parent), step), node)
+            ctx.emit("tot.proposed", node=node, parent=parent, text=step, answer=self._hook("final_answer")(step),
+                     duplicate_of=first if first != node else None)
+            if first != node: ctx.emit("tot.pruned", node=node, reason="duplicate", score=None)
+    _raise_stop(replies)
 
-TreeOfThoughts.propose_level, TreeOfThoughts._children, TreeOfThoughts._record_proposals = _propose_level, _children, _record_proposals
+TreeOfThoughts.propose_level = _propose_level
 
 # %% ../../nbs/14_tot.ipynb #0d19636e
+def _proposal_prompt(self: TreeOfThoughts, task: str, path: list[str]):
+    if self.generate == "propose": return self._hook("propose_prompt")(task, path, self.branching)
+    return self._hook("step_prompt")(task, path)
+
+def _children(self: TreeOfThoughts, task: str, path: list[str], parent: str, child: str | None, reply) -> list[tuple[str, str | None]]:
+    "The (node id, step) pairs one reply brings; a step of None is unusable."
+    if self.generate == "propose": steps = self._hook("parse_steps")(task, path, reply.text, self.branching)[:self.branching] or [None]
+    else: steps = [self._hook("parse_step")(task, path, t) for t in reply.texts[:self.branching]]
+    return [(child, steps[0])] if child else [(f"{parent}.{i}", t) for i, t in enumerate(steps, 1)]
+
+TreeOfThoughts._proposal_prompt, TreeOfThoughts._children = _proposal_prompt, _children
+
+# %% ../../nbs/14_tot.ipynb #fe9d5b6f
 async def _evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
     "Score this level's candidates and record them as `tot.evaluated` events, in candidate order."
     s = ctx.state
@@ -444,23 +435,28 @@ async def _evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: 
 
 TreeOfThoughts.evaluate_level = _evaluate_level
 
-# %% ../../nbs/14_tot.ipynb #fe9d5b6f
+# %% ../../nbs/14_tot.ipynb #3e3aaa27
+def _draw(rng, ids: list[str], weights: list[float], k: int) -> list[str]:
+    "Draw `k` of `ids` without replacement, each in proportion to its weight (uniformly when all are 0)."
+    ids, weights, out = list(ids), [max(w, 0.0) for w in weights], []
+    while ids and len(out) < k:
+        total, j = sum(weights), 0
+        if total <= 0: j = rng.randrange(len(ids))
+        else:
+            x = rng.random() * total
+            while j < len(ids) - 1 and x >= weights[j]: x -= weights[j]; j += 1
+        out.append(ids.pop(j)); weights.pop(j)
+    return out
+
+# %% ../../nbs/14_tot.ipynb #39db1fff
 def _select_level(self: TreeOfThoughts, ctx: Context, level: int) -> bool:
     "Keep the best `width` candidates; record `tot.pruned` for the rest and `tot.selected`; False if none survive."
     s = ctx.state
     score = lambda i: s.nodes[i].score or 0.0
     low = [i for i in s.candidates if score(i) < self.min_score]
     ok = sorted((i for i in s.candidates if i not in low), key=_order)
-    if self.select == "greedy": keep = sorted(ok, key=lambda i: (-score(i), _order(i)))[:self.width]
-    else:
-        rng, rest, keep = ctx.rng(f"tot/level.{level}/select"), list(ok), []
-        while rest and len(keep) < self.width:
-            weights = [max(score(i), 0.0) for i in rest]
-            x, j = rng.random() * sum(weights), 0
-            if sum(weights) <= 0: j = rng.randrange(len(rest))  # nothing to go by: uniform
-            while sum(weights) > 0 and j < len(rest) - 1 and x >= weights[j]: x -= weights[j]; j += 1
-            keep.append(rest.pop(j))
-        keep.sort(key=lambda i: (-score(i), _order(i)))
+    keep = ok if self.select == "greedy" else _draw(ctx.rng(f"tot/level.{level}/select"), ok, [score(i) for i in ok], self.width)
+    keep = sorted(keep, key=lambda i: (-score(i), _order(i)))[:self.width]
     for i in sorted(low, key=_order): ctx.emit("tot.pruned", node=i, reason="min_score", score=score(i))
     for i in ok:
         if i not in keep: ctx.emit("tot.pruned", node=i, reason="beam_capacity", score=score(i))
@@ -469,7 +465,7 @@ def _select_level(self: TreeOfThoughts, ctx: Context, level: int) -> bool:
 
 TreeOfThoughts.select_level = _select_level
 
-# %% ../../nbs/14_tot.ipynb #3e3aaa27
+# %% ../../nbs/14_tot.ipynb #d6550342
 async def _finish(self: TreeOfThoughts, ctx: Context, task: str) -> Status | None:
     s = ctx.state
     stopped = s.stopped or "last_level"
