@@ -327,11 +327,15 @@ def fields_html(data: dict) -> str:
     "An event's payload: short values in a table, long text as text."
     rows = []
     for k, v in data.items():
+        if v is None: continue
         if isinstance(v, str) and (len(v) > 60 or "\n" in v): cell = _text(v)
         elif isinstance(v, list) and v and all(isinstance(x, dict) and "role" in x for x in v):
             cell = "".join(message_html(x) for x in v)
         elif isinstance(v, dict) and "role" in v: cell = message_html(v)
-        else: cell = esc(shorten(v if not isinstance(v, str) else v, 300))
+        elif isinstance(v, list) and all(isinstance(x, (str, int, float, bool)) for x in v): cell = esc(shorten(", ".join(map(str, v)), 300)) or "<i>none</i>"
+        elif isinstance(v, dict) and all(isinstance(x, (str, int, float, bool)) for x in v.values()):
+            cell = esc(shorten(", ".join(f"{a}: {b}" for a, b in v.items()), 300)) or "<i>none</i>"
+        else: cell = esc(shorten(v, 300))
         rows.append(f'<tr><th style="text-align:left;vertical-align:top;padding-right:8px">{esc(k)}</th><td style="text-align:left">{cell}</td></tr>')
     return f'<table style="font-size:inherit">{"".join(rows)}</table>' if rows else ""
 
@@ -502,7 +506,10 @@ def _build(self: Stepper):
     self.ui = W.VBox([W.HBox([self.play, self.prev_button, self.next_button, self.slider, self.position]),
                       W.HBox([self.jump_kind, self.jump_back, self.jump_next, self.usage_pane]),
                       W.HBox([self.picture_pane, self.event_pane], layout=lay(align_items="flex-start"))])
-    self.ui.add_class("rk-stepper")
+    for w, c in ((self.ui, "rk-stepper"), (self.slider, "rk-slider"), (self.play, "rk-play"), (self.prev_button, "rk-prev"),
+                 (self.next_button, "rk-next"), (self.jump_kind, "rk-jump-kind"), (self.jump_back, "rk-jump-back"),
+                 (self.jump_next, "rk-jump-next"), (self.position, "rk-position"), (self.usage_pane, "rk-usage-pane"),
+                 (self.picture_pane, "rk-picture-pane"), (self.event_pane, "rk-event-pane")): w.add_class(c)  # for browser tests and CSS
     self._listeners.append(self._redraw)
     self._redraw()
     return self.ui
@@ -514,10 +521,10 @@ def _redraw(self: Stepper):
     for w in (self.slider, self.play):
         if w.max != n: w.max = n
     if self.slider.value != self.pos: self.slider.value = self.pos
-    live = ' <span style="color:#dc2626">● live</span>' if self._live() else ""
-    self.position.value = f"<b>{self.pos + 1 if self.events else 0}</b> / {len(self.events)}{live}"
     for pane, html_ in ((self.usage_pane, self.usage_html()), (self.picture_pane, self.picture()), (self.event_pane, self.event_html())):
         if pane.value != html_: pane.value = html_
+    live = ' <span style="color:#dc2626">● live</span>' if self._live() else ""
+    self.position.value = f"<b>{self.pos + 1 if self.events else 0}</b> / {len(self.events)}{live}"  # last: the panes are already sent
 
 def _widget(self: Stepper):
     "The widget (built on first use)."
