@@ -282,8 +282,11 @@ async def _gather(self: Context, *aws: Awaitable, return_exceptions: bool = Fals
     With `return_exceptions`, failed effects (`EffectFailed`) and budget refusals come back in place,
     so the algorithm can record what it did get; otherwise the first failure by position is raised.
     Cancellation, and errors that are bugs rather than failed effects, are always raised."""
-    tasks = [asyncio.ensure_future(a) for a in aws]
-    if tasks: await asyncio.wait(tasks)
+    self._run._gathering += 1
+    try:
+        tasks = [asyncio.ensure_future(a) for a in aws]
+        if tasks: await asyncio.wait(tasks)
+    finally: self._run._gathering -= 1
     out, stop = [], None
     for t in tasks:
         e = t.exception() if not t.cancelled() else Cancelled("cancelled")
@@ -307,6 +310,7 @@ class Run:
         self.state = self.reducer.initial()
         self.log.subscribe(functools.partial(self.reducer.apply, self.state))
         self._inflight: dict[str, tuple] = {}
+        self._gathering = 0  # gathers in progress: effects then yield once after being admitted
         self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
         self.served: dict[str, int] = {}  # effects served from the replayed log
         self.sent: dict[str, int] = {}  # effects actually sent to handlers
@@ -365,7 +369,7 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
     self._check_budget(effect, key) if hit is None else None
     if hit is not None and self._cancel: raise Cancelled("run cancelled")
     self.log.append(f"{effect}.request", {"request": req, "digest": dg, **({"replayed": True} if hit else {})}, key=key)
-    await asyncio.sleep(0)  # let effects started together all be admitted before any answers (see below)
+    if self._gathering: await asyncio.sleep(0)  # let effects started together all be admitted first (see below)
     if hit is not None:
         self.served[effect] = self.served.get(effect, 0) + 1
         kind, payload = hit
