@@ -484,3 +484,14 @@ class Engine:
     async def run(self, algorithm: Algorithm, input: dict | None = None, **kw) -> Outcome:
         "Run `algorithm` on `input` to the end."
         return await self.start(algorithm, input, **kw)
+
+    def run_sync(self, algorithm: Algorithm, input: dict | None = None, **kw) -> Outcome:
+        "`run` for scripts without an event loop (in a notebook, `await engine.run(...)` instead)."
+        try: asyncio.get_running_loop()
+        except RuntimeError: return asyncio.run(self._run_and_close(algorithm, input, **kw))
+        raise RuntimeError("run_sync can't be used inside a running event loop (a notebook, an async app): "
+                           "use `await engine.run(...)` there")
+
+    async def _run_and_close(self, algorithm, input, **kw) -> Outcome:
+        try: return await self.run(algorithm, input, **kw)
+        finally: await self.__aexit__(None, None, None)

@@ -248,3 +248,10 @@ def test_a_replayed_level_is_admitted_like_the_original():
     first, _ = run(_levels(0, budget=Budget(tokens=30)))
     again, model = run(_levels(0, budget=Budget(tokens=30), replay=first.log))
     assert (again.value, again.calls, model.calls) == (first.value, first.calls, 0)
+
+
+def test_run_sync_for_scripts():
+    engine = Engine()
+    LLMHandler(FakeLLMClient(answer)).attach(engine)
+    out = engine.run_sync(Levels(width=2), {})
+    assert out.status == Status.OK and out.value["n"] == 6
