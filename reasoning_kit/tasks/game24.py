@@ -98,7 +98,7 @@ def generate(n: int, seed: int = 0, low: int = 1, high: int = 13) -> list[str]:
     for _ in range(1000 * n + 1000):
         if len(out) == n: return out
         p = " ".join(map(str, sorted(rng.randint(low, high) for _ in range(4))))
-        if p not in out and solve(p) is not None: out.append(p)
+        if p not in out and solvable(parse_puzzle(p)): out.append(p)  # cached: a repeat costs nothing
     raise ValueError(f"found only {len(out)} different solvable puzzles from {low} to {high}, not {n}")
 
 # %% ../../nbs/18_game24.ipynb #51e4976e
