@@ -103,7 +103,8 @@ def test_spec_example_result_tree_and_keys():
     s = out.state.algo
     assert isinstance(s, ToTState) and all(isinstance(n, ThoughtNode) for n in s.nodes.values())
     assert s.winner_path == ["n", "n.1", "n.1.1", "n.1.1.1"]
-    assert s.nodes["n.1.2"].reason == "beam_capacity" or s.nodes["n.1.2"].duplicate_of == "n.1.1"
+    assert [(i, n.reason, n.duplicate_of) for i, n in s.nodes.items() if n.status == "pruned"] == [
+        ("n.2", "duplicate", "n.1"), ("n.1.2", "duplicate", "n.1.1"), ("n.1.1.2", "duplicate", "n.1.1.1")]
     assert sorted(keys_of(out)) == sorted(["tot/n.1/propose", "tot/n.2/propose", "tot/n.1/score",
                                            "tot/n.1.1/propose", "tot/n.1.2/propose", "tot/n.1.1/score",
                                            "tot/n.1.1.1/propose", "tot/n.1.1.2/propose", "tot/n.1.1.1/score"])
@@ -481,7 +482,7 @@ def test_a_code_scorer_replaces_every_evaluator_call():
     assert {r.role for r in client.requests} == {"proposer"} and not any(k.endswith("/score") for k in keys_of(out))
     assert {n.how for n in s.nodes.values() if n.how} == {"code", "malformed"}
     assert out.value["score"] == 10.0 and out.value["answer"].isdigit()
-    assert seen[0] == ("step 5.0",) or seen[0][0].startswith("step")
+    assert len(seen) == len([n for n in s.nodes.values() if n.how]) and all(len(p) == 1 for p in seen[:3])
 
 
 def test_a_scorer_that_raises_fails_the_run():
