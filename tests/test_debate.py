@@ -1,30 +1,24 @@
-"""Debate: the specification's example, bounds, budget, order independence, drop-outs, prefixes, replay, fixture."""
+"""Debate: the specification's result and cost, bounds, budget, order independence, drop-outs, prefixes, replay, fixture.
+(The specification's example itself, printed line and all, runs in test_example.py.)"""
 
-import asyncio
-import dataclasses
 import json
-import random
-from pathlib import Path
 
 import pytest
 
 from reasoning_kit.algos.debate import Debate, DebateState, extract_answer, majority
 from reasoning_kit.events import Log, Timeline
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Budget, Engine, RunReducer, Status, fold_run
+from reasoning_kit.runtime import Budget, RunReducer, Status, fold_run
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from _support import check_fixture, read_fixture, request_keys, run_scripted, system_of, user_of, write_fixture
+
 PERSONAS = ["[A] careful", "[B] fast", "[C] skeptical"]
 FIRST = {"A": "12", "B": "10", "C": "12"}
 
 
-def system_of(request) -> str:
-    return next((m.content or "" for m in request.messages if m.role == "system"), "")
-
-
-def user_of(request) -> str:
-    return next((m.content or "" for m in reversed(request.messages) if m.role == "user"), "")
+def run_task(algorithm, model, **kw):
+    "`run_scripted` on the specification's task, 6 x 2?"
+    return run_scripted(algorithm, model, task="6 x 2?", **kw)
 
 
 def spec_model(request):
@@ -47,60 +41,20 @@ def c_fails_in_round_1(request):
     return spec_model(request)
 
 
-async def run(algorithm, model, budget=None, replay=None, seed=None, task="6 x 2?"):
-    if seed is not None:
-        rng, inner = random.Random(seed), model
-
-        async def model(request):
-            await asyncio.sleep(rng.random() / 1000)
-            return inner(request)
-
-    client = FakeLLMClient(model)
-    async with Engine() as engine:
-        LLMHandler(client).attach(engine)
-        out = await engine.run(algorithm, {"task": task}, budget=budget, replay=replay)
-    return out, client
-
-
-def llm_keys(out):
-    return [e.key for e in out.log if e.kind == "llm.request"]
-
-
 # --- the specification's example ------------------------------------------------------------
 
 
-def test_spec_example_prints_exactly(capsys):
-    async def debate() -> None:
-        first = {"A": "12", "B": "10", "C": "12"}
-
-        def model(request):
-            if "judge of a debate" in system_of(request):
-                return text("Answer: 12")
-            agent = next(a for a in "ABC" if f"[{a}]" in system_of(request))
-            revised = "Other agents answered" in user_of(request)
-            return text(f"Answer: {'12' if revised else first[agent]}")
-
-        async with Engine() as engine:
-            LLMHandler(FakeLLMClient(model)).attach(engine)
-            personas = ["[A] careful", "[B] fast", "[C] skeptical"]
-            out = await engine.run(Debate(agents=3, rounds=1, personas=personas), {"task": "6 x 2?"})
-        print("debate:", out.value["answer"], "from rounds", out.value["answers"])
-
-    asyncio.run(debate())
-    assert capsys.readouterr().out == "debate: 12 from rounds [['12', '10', '12'], ['12', '12', '12']]\n"
-
-
 def test_spec_example_result_and_cost():
-    out, client = asyncio.run(run(Debate(agents=3, rounds=1, personas=PERSONAS), spec_model))
+    out, client = run_task(Debate(agents=3, rounds=1, personas=PERSONAS), spec_model)
     assert out.status == Status.OK
     assert out.value == {"answer": "12", "rounds": 1, "agents": 3, "answers": [["12", "10", "12"], ["12", "12", "12"]],
                          "judged": True, "votes": {"12": 3}, "changed": [[], [1]], "dropped": []}
     assert out.calls == client.calls == Debate(agents=3, rounds=1).max_calls == 7
-    assert sorted(llm_keys(out)) == sorted([f"debate/r{r}/a{i}" for r in range(2) for i in range(3)] + ["debate/judge"])
+    assert sorted(request_keys(out)) == sorted([f"debate/r{r}/a{i}" for r in range(2) for i in range(3)] + ["debate/judge"])
 
 
 def test_prompts_carry_persona_history_and_peers():
-    out, client = asyncio.run(run(Debate(agents=3, rounds=2, personas=PERSONAS), spec_model))
+    out, client = run_task(Debate(agents=3, rounds=2, personas=PERSONAS), spec_model)
     by_key = {e.key: e.data["request"] for e in out.log if e.kind == "llm.request"}
     b2 = by_key["debate/r2/a1"]
     assert b2["role"] == "debater"
@@ -121,7 +75,7 @@ def test_agents_without_personas_send_distinct_requests():
         seen.append(system_of(request))
         return text("Answer: 1")
 
-    out, _ = asyncio.run(run(Debate(agents=4, rounds=0, judge=False), model))
+    out, _ = run_task(Debate(agents=4, rounds=0, judge=False), model)
     assert len(set(seen)) == 4 and out.value["answer"] == "1"
 
 
@@ -152,17 +106,12 @@ def test_bounds_rejected_at_construction(kw, message):
 def test_max_calls_is_exact(agents, rounds, judge, calls):
     algo = Debate(agents=agents, rounds=rounds, judge=judge)
     assert algo.max_calls == calls
-    out, client = asyncio.run(run(algo, lambda r: text("Answer: 5")))
+    out, client = run_task(algo, lambda r: text("Answer: 5"))
     assert out.calls == client.calls == calls
 
 
 def test_missing_task_fails_clearly():
-    async def go():
-        async with Engine() as engine:
-            LLMHandler(FakeLLMClient(spec_model)).attach(engine)
-            return await engine.run(Debate(), {"question": "6 x 2?"})
-
-    out = asyncio.run(go())
+    out, _ = run_scripted(Debate(), spec_model, input={"question": "6 x 2?"})
     assert out.status == Status.FAILED and "input['task']" in out.error
 
 
@@ -171,7 +120,7 @@ def test_missing_task_fails_clearly():
 
 @pytest.mark.parametrize("calls", range(0, 7))
 def test_budget_cut_off_ends_cleanly_with_partial_result(calls):
-    out, client = asyncio.run(run(Debate(agents=3, rounds=1, personas=PERSONAS), spec_model, budget=Budget(calls=calls)))
+    out, client = run_task(Debate(agents=3, rounds=1, personas=PERSONAS), spec_model, budget=Budget(calls=calls))
     assert out.status == Status.BUDGET_EXHAUSTED
     assert out.calls == client.calls == calls
     assert out.value["judged"] is False
@@ -185,16 +134,16 @@ def test_budget_cut_off_ends_cleanly_with_partial_result(calls):
 
 
 def test_budget_cut_before_the_judge():
-    out, _ = asyncio.run(run(Debate(agents=3, rounds=1, personas=PERSONAS), spec_model, budget=Budget(calls=6)))
+    out, _ = run_task(Debate(agents=3, rounds=1, personas=PERSONAS), spec_model, budget=Budget(calls=6))
     assert out.value["rounds"] == 1 and out.value["answers"][1] == ["12", "12", "12"]
     assert out.value["answer"] == "12" and not out.value["judged"] and out.state.exhausted == "calls"
 
 
 def test_resume_after_cut_off_sends_only_the_missing_calls():
     algo = Debate(agents=3, rounds=1, personas=PERSONAS)
-    cut, _ = asyncio.run(run(algo, spec_model, budget=Budget(calls=4)))
-    resumed, client = asyncio.run(run(algo, spec_model, replay=cut.log))
-    full, _ = asyncio.run(run(algo, spec_model))
+    cut, _ = run_task(algo, spec_model, budget=Budget(calls=4))
+    resumed, client = run_task(algo, spec_model, replay=cut.log)
+    full, _ = run_task(algo, spec_model)
     assert client.calls == 3 and resumed.served == {"llm": 4}
     assert resumed.value == full.value and resumed.state.algo == full.state.algo
 
@@ -215,8 +164,8 @@ def test_random_completion_orders_give_identical_runs(name):
     make, model = SCENARIOS[name]
     reference = None
     for seed in range(40):
-        out, client = asyncio.run(run(make(), model, seed=seed))
-        keys = llm_keys(out)
+        out, client = run_task(make(), model, seed=seed)
+        keys = request_keys(out)
         assert len(keys) == len(set(keys)) == client.calls == out.calls  # no model call issued twice
         got = (out.status, out.value, out.state.algo, out.calls, sorted(keys))
         if reference is None:
@@ -232,8 +181,8 @@ def test_random_completion_orders_give_identical_runs(name):
 def test_budget_cut_is_order_independent():
     reference = None
     for seed in range(20):
-        out, client = asyncio.run(run(Debate(agents=5, rounds=2, personas=None), lambda r: text(f"Answer: {len(system_of(r)) % 2}"),
-                                      budget=Budget(calls=8), seed=seed))
+        out, client = run_task(Debate(agents=5, rounds=2, personas=None), lambda r: text(f"Answer: {len(system_of(r)) % 2}"),
+                               budget=Budget(calls=8), seed=seed)
         got = (out.status, out.value, out.state.algo, out.calls, client.calls)
         assert reference is None or got == reference
         reference = got
@@ -244,13 +193,13 @@ def test_budget_cut_is_order_independent():
 
 
 def test_failed_agent_drops_out_and_is_never_asked_again():
-    out, client = asyncio.run(run(Debate(agents=3, rounds=3, personas=PERSONAS), c_fails_in_round_1))
+    out, client = run_task(Debate(agents=3, rounds=3, personas=PERSONAS), c_fails_in_round_1)
     assert out.status == Status.OK and out.value["answer"] == "12"
     assert out.value["answers"] == [["12", "10", "12"], ["12", "12", None], ["12", "12", None], ["12", "12", None]]
     assert out.value["dropped"] == [2] and out.state.algo.dropped[2]["round"] == 1
     assert "C's model is down" in out.state.algo.dropped[2]["error"]
     assert client.calls == 3 + 3 + 2 + 2 + 1
-    assert not any(k.startswith("debate/r2/a2") or k.startswith("debate/r3/a2") for k in llm_keys(out))
+    assert not any(k.startswith("debate/r2/a2") or k.startswith("debate/r3/a2") for k in request_keys(out))
     # after dropping out, C is no longer shown to the others
     last = next(e for e in out.log if e.kind == "llm.request" and e.key == "debate/r3/a0").data["request"]["messages"]
     assert "[Agent 3]" not in last[-1]["content"] and "[Agent 2]" in last[-1]["content"]
@@ -264,7 +213,7 @@ def test_lone_survivor_stops_the_rounds():
             raise TimeoutError("down")
         return text("Answer: 12")
 
-    out, client = asyncio.run(run(Debate(agents=3, rounds=2, personas=PERSONAS), model))
+    out, client = run_task(Debate(agents=3, rounds=2, personas=PERSONAS), model)
     assert out.status == Status.OK and client.calls == 4  # round 0 and the judge; no one to debate with
     assert out.state.algo.stopped_early and out.value["rounds"] == 0
     assert out.value["answer"] == "9" and out.value["judged"]
@@ -276,38 +225,36 @@ def test_every_agent_failing_in_a_round_fails_the_debate():
             raise RuntimeError("all down")
         return spec_model(request)
 
-    out, client = asyncio.run(run(Debate(agents=3, rounds=2, personas=PERSONAS), model))
+    out, client = run_task(Debate(agents=3, rounds=2, personas=PERSONAS), model)
     assert out.status == Status.FAILED and "every agent failed in round 1" in out.error
     assert out.state.algo.failed and out.value["answers"][0] == ["12", "10", "12"]
     assert out.value["answer"] == "12" and not out.value["judged"]  # round 0's answers still count
     assert client.calls == 6
 
 
-def test_failed_judge_falls_back_to_the_vote():
-    def model(request):
-        if "judge of a debate" in system_of(request):
-            raise RuntimeError("judge down")
-        return spec_model(request)
+def with_judge(judge):
+    "The specification's debaters, with `judge` (a function of the request) answering as the judge."
+    return lambda request: judge(request) if "judge of a debate" in system_of(request) else spec_model(request)
 
-    out, _ = asyncio.run(run(Debate(agents=3, rounds=0, personas=PERSONAS), model))
+
+def test_failed_judge_falls_back_to_the_vote():
+    def judge(request):
+        raise RuntimeError("judge down")
+
+    out, _ = run_task(Debate(agents=3, rounds=0, personas=PERSONAS), with_judge(judge))
     assert out.status == Status.OK
     assert (out.value["answer"], out.value["judged"], out.value["votes"]) == ("12", False, {"12": 2, "10": 1})
     assert "judge down" in out.state.algo.judge_error
 
 
 def test_judge_reply_without_answer_falls_back_to_the_vote():
-    def model(request):
-        if "judge of a debate" in system_of(request):
-            return text("")
-        return spec_model(request)
-
-    out, _ = asyncio.run(run(Debate(agents=3, rounds=0, personas=PERSONAS), model))
+    out, _ = run_task(Debate(agents=3, rounds=0, personas=PERSONAS), with_judge(lambda request: text("")))
     assert (out.value["answer"], out.value["judged"]) == ("12", False)
     assert "no answer" in out.state.algo.judge_error
 
 
 def test_no_answers_at_all_is_no_solution():
-    out, _ = asyncio.run(run(Debate(agents=2, rounds=1, judge=False), lambda r: text("")))
+    out, _ = run_task(Debate(agents=2, rounds=1, judge=False), lambda r: text(""))
     assert out.status == Status.NO_SOLUTION and out.value["answer"] is None
 
 
@@ -318,11 +265,11 @@ def test_parser_is_overridable_by_argument_and_by_subclass():
     def model(request):
         return text("I'd say twelve. FINAL=12" if "[A]" in system_of(request) else "FINAL=12")
 
-    plain, _ = asyncio.run(run(Debate(agents=2, rounds=0, judge=False, personas=["[A]", "[B]"]), model))
+    plain, _ = run_task(Debate(agents=2, rounds=0, judge=False, personas=["[A]", "[B]"]), model)
     assert plain.value["answers"] == [["I'd say twelve. FINAL=12", "FINAL=12"]]
 
     parse = lambda t: t.rsplit("FINAL=", 1)[-1] if t and "FINAL=" in t else None  # noqa: E731
-    by_arg, _ = asyncio.run(run(Debate(agents=2, rounds=0, judge=False, personas=["[A]", "[B]"], parse=parse), model))
+    by_arg, _ = run_task(Debate(agents=2, rounds=0, judge=False, personas=["[A]", "[B]"], parse=parse), model)
     assert by_arg.value["answers"] == [["12", "12"]]
     assert "parse" not in by_arg.state.config or by_arg.state.config["parse"] is None  # functions stay out of the log
 
@@ -330,7 +277,7 @@ def test_parser_is_overridable_by_argument_and_by_subclass():
         def parse_answer(self, text):
             return parse(text)
 
-    by_subclass, _ = asyncio.run(run(FinalDebate(agents=2, rounds=0, judge=False, personas=["[A]", "[B]"]), model))
+    by_subclass, _ = run_task(FinalDebate(agents=2, rounds=0, judge=False, personas=["[A]", "[B]"]), model)
     assert by_subclass.value["answers"] == [["12", "12"]]
 
 
@@ -353,7 +300,7 @@ def test_vote_tie_is_broken_by_agent_order():
     def model(request):
         return text("Answer: 8" if "agent 1." in system_of(request) or "agent 3." in system_of(request) else "Answer: 7")
 
-    out, _ = asyncio.run(run(Debate(agents=4, rounds=1, judge=False), model))
+    out, _ = run_task(Debate(agents=4, rounds=1, judge=False), model)
     assert out.value["votes"] == {"8": 2, "7": 2} and out.value["answer"] == "8"
 
 
@@ -361,7 +308,7 @@ def test_vote_tie_is_broken_by_agent_order():
 
 
 def test_every_prefix_folds_to_a_state_the_stepper_can_draw():
-    out, _ = asyncio.run(run(Debate(agents=3, rounds=3, personas=PERSONAS), c_fails_in_round_1))
+    out, _ = run_task(Debate(agents=3, rounds=3, personas=PERSONAS), c_fails_in_round_1)
     algo = Debate(agents=3, rounds=3, personas=PERSONAS)
     timeline = Timeline(out.log, RunReducer(algo), every=5)
     answered = 0
@@ -386,44 +333,31 @@ def test_every_prefix_folds_to_a_state_the_stepper_can_draw():
 
 def test_replay_calls_the_model_zero_times():
     algo = Debate(agents=3, rounds=2, personas=PERSONAS)
-    first, _ = asyncio.run(run(algo, c_fails_in_round_1))
-    again, client = asyncio.run(run(algo, c_fails_in_round_1, replay=first.log))
+    first, _ = run_task(algo, c_fails_in_round_1)
+    again, client = run_task(algo, c_fails_in_round_1, replay=first.log)
     assert client.calls == 0 and again.sent == {}
     assert again.value == first.value and again.state.algo == first.state.algo and again.calls == first.calls
 
 
 def test_replay_from_a_file_rebuilds_the_algorithm_from_the_log(tmp_path):
-    first, _ = asyncio.run(run(Debate(agents=3, rounds=1, personas=PERSONAS), spec_model))
+    first, _ = run_task(Debate(agents=3, rounds=1, personas=PERSONAS), spec_model)
     path = first.log.write(tmp_path / "debate.jsonl")
     state = fold_run(Log.read(path))  # no Debate object given: found through the log's run.started
     assert state.algo == first.state.algo
 
 
-def _jsonable(state):
-    return json.loads(json.dumps(dataclasses.asdict(state)))
-
-
 def make_fixture():  # run once by hand to write the frozen v0.1 log
-    out, _ = asyncio.run(run(Debate(agents=3, rounds=2, personas=PERSONAS), c_fails_in_round_1))
-    out.log.write(FIXTURES / "debate_v0.1.jsonl")
-    (FIXTURES / "debate_v0.1.expected.json").write_text(json.dumps(
-        {"status": out.status.value, "result": out.value, "state": _jsonable(out.state.algo)}, indent=1) + "\n")
+    out, _ = run_task(Debate(agents=3, rounds=2, personas=PERSONAS), c_fails_in_round_1)
+    write_fixture("debate", out)
 
 
 def test_frozen_v0_1_log_keeps_folding_to_the_same_state():
-    log = Log.read(FIXTURES / "debate_v0.1.jsonl")
-    expected = json.loads((FIXTURES / "debate_v0.1.expected.json").read_text())
-    state = fold_run(log)
-    assert state.status == expected["status"]
-    assert _jsonable(state.algo) == expected["state"]
-    algo = Debate.from_config(state.config)
-    assert json.loads(json.dumps(algo.result(state.algo))) == expected["result"]
+    state, expected = check_fixture("debate", Debate)  # status, state and result
     assert expected["result"]["answers"][1] == ["12", "12", None] and expected["result"]["dropped"] == [2]
 
 
 def test_frozen_log_replays_without_the_model():
-    log = Log.read(FIXTURES / "debate_v0.1.jsonl")
-    expected = json.loads((FIXTURES / "debate_v0.1.expected.json").read_text())
-    out, client = asyncio.run(run(Debate(agents=3, rounds=2, personas=PERSONAS), lambda r: 1 / 0, replay=log))
+    log, expected = read_fixture("debate")
+    out, client = run_task(Debate(agents=3, rounds=2, personas=PERSONAS), lambda r: 1 / 0, replay=log)
     assert client.calls == 0
     assert json.loads(json.dumps(out.value)) == expected["result"]

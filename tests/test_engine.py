@@ -15,7 +15,7 @@ from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
 from reasoning_kit.runtime import Algorithm, Budget, Engine, Status, fold_run
 
-from _support import jittered, run
+from _support import run, run_scripted
 
 
 class Levels(Algorithm):
@@ -53,12 +53,8 @@ def answer(req):
     return text(f"{len(p)}:{p[-2:]}")
 
 
-async def _levels(seed, budget=None, replay=None, width=6):
-    model = jittered(answer, seed)
-    async with Engine() as engine:
-        LLMHandler(model).attach(engine)
-        out = await engine.run(Levels(width=width), {}, budget=budget, replay=replay)
-    return out, model
+def _levels(seed, budget=None, replay=None, width=6):
+    return run_scripted(Levels(width=width), answer, seed=seed, input={}, budget=budget, replay=replay)
 
 
 def _order(out):
@@ -66,7 +62,7 @@ def _order(out):
 
 
 def test_random_completion_orders_do_not_change_anything():
-    outs = [run(_levels(seed)) for seed in range(25)]
+    outs = [_levels(seed) for seed in range(25)]
     first, model0 = outs[0]
     assert first.status == Status.OK and first.value["n"] == 18
     assert len({tuple(_order(o)) for o, _ in outs}) > 1, "the seeds should have produced different completion orders"
@@ -83,7 +79,7 @@ def test_random_completion_orders_do_not_change_anything():
 @pytest.mark.parametrize("limit", [0, 1, 5, 7, 13])
 def test_parallel_calls_never_exceed_the_call_budget(limit):
     for seed in range(8):
-        out, model = run(_levels(seed, budget=Budget(calls=limit)))
+        out, model = _levels(seed, budget=Budget(calls=limit))
         assert model.calls == limit == out.calls
         assert out.status == Status.BUDGET_EXHAUSTED
         assert out.state.exhausted == "calls"
@@ -92,12 +88,12 @@ def test_parallel_calls_never_exceed_the_call_budget(limit):
 
 
 def test_budget_results_identical_across_orders():
-    runs = [run(_levels(seed, budget=Budget(calls=9))) for seed in range(10)]
+    runs = [_levels(seed, budget=Budget(calls=9)) for seed in range(10)]
     assert len({json.dumps(o.value) for o, _ in runs}) == 1
 
 
 def test_token_budget_stops_issuing_once_spent():
-    out, model = run(_levels(0, budget=Budget(tokens=30)))
+    out, model = _levels(0, budget=Budget(tokens=30))
     assert out.status == Status.BUDGET_EXHAUSTED and out.state.exhausted == "tokens"
     # each call costs 3 tokens (2 prompt words, 1 reply word): level 0 spends 18 (< 30), so level 1
     # is admitted whole (a level is admitted before any of it answers) and spends 36; level 2 is refused
@@ -124,15 +120,15 @@ def test_time_budget_is_recorded_and_obeyed_on_replay():
 
 
 def test_replay_serves_answered_keys_and_calls_nothing():
-    out, _ = run(_levels(3))
-    again, model = run(_levels(4, replay=out.log))
+    out, _ = _levels(3)
+    again, model = _levels(4, replay=out.log)
     assert model.calls == 0 and again.served == {"llm": 18} and again.sent == {}
     assert again.value == out.value and again.state.algo == out.state.algo
 
 
 def test_replay_with_a_changed_request_calls_the_model_again():
-    out, _ = run(_levels(3, width=2))
-    wider, model = run(_levels(3, replay=out.log, width=3))
+    out, _ = _levels(3, width=2)
+    wider, model = _levels(3, replay=out.log, width=3)
     # level 0's first two prompts are unchanged; every later prompt depends on the new level 0
     assert wider.served == {"llm": 2} and model.calls == 9 - 2
 
@@ -142,11 +138,7 @@ def test_failed_calls_are_logged_and_the_run_goes_on():
         if req.messages[-1].content.endswith("#3"): raise ConnectionError("dropped")
         return answer(req)
 
-    async def go():
-        async with Engine() as engine:
-            LLMHandler(FakeLLMClient(flaky)).attach(engine)
-            return await engine.run(Levels(width=4), {})
-    out = run(go())
+    out, _ = run_scripted(Levels(width=4), flaky, input={})
     errors = [e for e in out.log if e.kind == "llm.error"]
     assert out.status == Status.OK and len(errors) == 3
     assert "ConnectionError: dropped" in errors[0].data["error"]
@@ -190,15 +182,15 @@ def test_a_run_that_died_resumes_from_its_log(tmp_path):
     # level 1's six calls were all in flight; four had answered when the fifth killed the process
     assert len(state.results) == 10 and sorted(state.pending) == ["lv/1/4", "lv/1/5"]
 
-    resumed, model = run(_levels(0, replay=log_path))
-    full, _ = run(_levels(1))
+    resumed, model = _levels(0, replay=log_path)
+    full, _ = _levels(1)
     assert resumed.status == Status.OK
     assert resumed.value == full.value and resumed.state.algo == full.state.algo
     assert model.calls == 18 - 10 and resumed.served == {"llm": 10}
 
 
 def test_log_file_round_trip_and_refusal_to_overwrite(tmp_path):
-    out, _ = run(_levels(2))
+    out, _ = _levels(2)
     p = out.log.write(tmp_path / "a.jsonl")
     back = Log.read(p)
     assert back.events == out.log.events
@@ -208,7 +200,7 @@ def test_log_file_round_trip_and_refusal_to_overwrite(tmp_path):
 
 
 def test_a_corrupt_line_is_named(tmp_path):
-    out, _ = run(_levels(2, width=1))
+    out, _ = _levels(2, width=1)
     lines = out.log.to_jsonl().splitlines()
     lines[4] = "#" + lines[4][1:]
     p = tmp_path / "bad.jsonl"
@@ -232,12 +224,10 @@ def test_bad_input_gets_a_clear_error():
 def test_cost_budget_uses_the_reported_dollars():
     from reasoning_kit.llm import Usage
 
-    async def go():
-        model = FakeLLMClient(lambda r: text("x", usage=Usage(prompt_tokens=10, completion_tokens=1, cost=0.01)))
-        async with Engine() as engine:
-            LLMHandler(model).attach(engine)
-            return await engine.run(Levels(width=6), {}, budget=Budget(cost=0.05)), model
-    out, model = run(go())
+    def priced(req):
+        return text("x", usage=Usage(prompt_tokens=10, completion_tokens=1, cost=0.01))
+
+    out, model = run_scripted(Levels(width=6), priced, input={}, budget=Budget(cost=0.05))
     # level 0 is admitted whole before any cost is known (6 x $0.01); level 1 sees $0.06 >= $0.05
     assert out.status == Status.BUDGET_EXHAUSTED and out.state.exhausted == "cost"
     assert model.calls == 6 and out.usage.cost == pytest.approx(0.06) and out.usage.prompt_tokens == 60
@@ -245,8 +235,8 @@ def test_cost_budget_uses_the_reported_dollars():
 
 def test_a_replayed_level_is_admitted_like_the_original():
     "Replayed answers arrive at once; the budget must still decide as it did when they were in flight."
-    first, _ = run(_levels(0, budget=Budget(tokens=30)))
-    again, model = run(_levels(0, budget=Budget(tokens=30), replay=first.log))
+    first, _ = _levels(0, budget=Budget(tokens=30))
+    again, model = _levels(0, budget=Budget(tokens=30), replay=first.log)
     assert (again.value, again.calls, model.calls) == (first.value, first.calls, 0)
 
 

@@ -1,9 +1,6 @@
 """GenerateTestRepair: bounds, repairs, candidates, drop-outs, budget, order independence, prefixes, replay, fixture, check_24."""
 
-import asyncio
 import csv
-import dataclasses
-import json
 import random
 from fractions import Fraction
 from pathlib import Path
@@ -12,13 +9,13 @@ import pytest
 
 from reasoning_kit.algos.generate_test_repair import (GenerateTestRepair, check_24, eval_arithmetic, extract_answer,
                                                        puzzle_numbers)
-from reasoning_kit.events import Log, Timeline
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.events import Timeline
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Budget, Engine, RunReducer, Status, fold_run
+from reasoning_kit.runtime import Budget, RunReducer, Status, fold_run
 from reasoning_kit.validate import ValidationHandler
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from _support import check_fixture, read_fixture, request_keys, run_scripted, write_fixture
+
 GAME24 = Path(__file__).parent / ".." / ".." / "shared" / "data" / "game24" / "24.csv"
 TASK = "Make 24 from 3, 3, 8, 8"
 RIGHT = "Answer: 8 / (3 - 8 / 3)"
@@ -57,25 +54,10 @@ def learner(request):
 MIXED = {0: ["Answer: 8 + 8 + 3 + 3"], 1: ["Answer: 8 * 3", "8 * 3 * 3", RIGHT], 2: ["oops", "Answer: 3 + 3", "3 * 8", RIGHT]}
 
 
-async def run(algorithm, model, budget=None, replay=None, seed=None, task=TASK, checks=None):
-    if seed is not None:
-        rng, inner = random.Random(seed), model
-
-        async def model(request):
-            await asyncio.sleep(rng.random() / 1000)
-            return inner(request)
-
-    client = FakeLLMClient(model)
-    async with Engine() as engine:
-        LLMHandler(client).attach(engine)
-        if checks is not False:
-            ValidationHandler(checks or {"24": check_24}).attach(engine)
-        out = await engine.run(algorithm, {"task": task}, budget=budget, replay=replay)
-    return out, client
-
-
-def keys(out, kind="llm.request"):
-    return [e.key for e in out.log if e.kind == kind]
+def run_task(algorithm, model, checks=None, **kw):
+    "`run_scripted` on TASK with a ValidationHandler holding `checks` (the Game of 24 check by default; False: none)."
+    handlers = () if checks is False else [ValidationHandler(checks or {"24": check_24})]
+    return run_scripted(algorithm, model, task=TASK, handlers=handlers, **kw)
 
 
 def domain(out):
@@ -110,20 +92,15 @@ def test_max_calls_is_known_at_construction(k, r):
 
 
 def test_missing_handler_or_check_fails_before_any_model_call():
-    out, client = asyncio.run(run(GenerateTestRepair("24"), learner, checks=False))
+    out, client = run_task(GenerateTestRepair("24"), learner, checks=False)
     assert out.status == Status.FAILED and "attach a ValidationHandler" in out.error and client.calls == 0
-    out, client = asyncio.run(run(GenerateTestRepair("42"), learner))
+    out, client = run_task(GenerateTestRepair("42"), learner)
     assert out.status == Status.FAILED and "no check named '42'; known: ['24']" in out.error and client.calls == 0
 
 
 def test_missing_task_fails_with_a_clear_error():
-    async def go():
-        async with Engine() as engine:
-            LLMHandler(FakeLLMClient(learner)).attach(engine)
-            ValidationHandler({"24": check_24}).attach(engine)
-            return await engine.run(GenerateTestRepair("24"), {"puzzle": "3 3 8 8"})
-
-    out = asyncio.run(go())
+    out, _ = run_scripted(GenerateTestRepair("24"), learner, input={"puzzle": "3 3 8 8"},
+                          handlers=[ValidationHandler({"24": check_24})])
     assert out.status == Status.FAILED and "needs input['task']" in out.error
 
 
@@ -131,12 +108,12 @@ def test_missing_task_fails_with_a_clear_error():
 
 
 def test_failure_message_drives_the_repair():
-    out, client = asyncio.run(run(GenerateTestRepair("24"), learner))
+    out, client = run_task(GenerateTestRepair("24"), learner)
     assert out.status == Status.OK
     assert out.value == {"answer": "8 / (3 - 8 / 3)", "passed": True, "attempts": 2,
                          "failures": ["8 + 8 + 3 + 3 = 22, not 24"], "candidate": 0}
-    assert keys(out) == ["gtr/0/0/draft", "gtr/0/1/repair"]
-    assert keys(out, "validate.request") == ["gtr/0/0/test", "gtr/0/1/test"]
+    assert request_keys(out) == ["gtr/0/0/draft", "gtr/0/1/repair"]
+    assert request_keys(out, "validate") == ["gtr/0/0/test", "gtr/0/1/test"]
     assert [r.role for r in client.requests] == ["generator", "repairer"]
     repair = client.requests[1]
     assert [m.role for m in repair.messages] == ["system", "user", "assistant", "user"]
@@ -146,13 +123,13 @@ def test_failure_message_drives_the_repair():
 
 
 def test_first_draft_passing_costs_one_call():
-    out, client = asyncio.run(run(GenerateTestRepair("24"), lambda r: text(RIGHT)))
+    out, client = run_task(GenerateTestRepair("24"), lambda r: text(RIGHT))
     assert out.value["passed"] and out.value["attempts"] == 1 and out.value["failures"] == [] and client.calls == 1
 
 
 def test_never_passing_is_no_solution_with_the_last_attempt_and_every_failure():
-    out, client = asyncio.run(run(GenerateTestRepair("24", max_repairs=3),
-                                  lambda r: text(f"Answer: 8 + 8 + 3 + {attempt_no(r) + 3}")))
+    out, client = run_task(GenerateTestRepair("24", max_repairs=3),
+                           lambda r: text(f"Answer: 8 + 8 + 3 + {attempt_no(r) + 3}"))
     assert out.status == Status.NO_SOLUTION
     assert out.value == {"answer": "8 + 8 + 3 + 6", "passed": False, "attempts": 4, "candidate": 0,
                          "failures": ["8 + 8 + 3 + 3 = 22, not 24"] + [f"8 + 8 + 3 + {n} uses 3, {n}, 8, 8, but the numbers are 3, 3, 8, 8: use each exactly once"
@@ -163,14 +140,14 @@ def test_never_passing_is_no_solution_with_the_last_attempt_and_every_failure():
 
 
 def test_zero_repairs_is_a_single_tested_attempt():
-    out, client = asyncio.run(run(GenerateTestRepair("24", max_repairs=0), learner))
+    out, client = run_task(GenerateTestRepair("24", max_repairs=0), learner)
     assert out.status == Status.NO_SOLUTION and out.value["attempts"] == 1 and client.calls == 1
     assert not any(k == "generate_test_repair.repair_requested" for k, _ in domain(out))
 
 
 def test_a_bare_false_check_still_asks_for_a_repair():
     checks = {"km": lambda answer, ctx: "km" in answer}
-    out, client = asyncio.run(run(GenerateTestRepair("km"), lambda r: text("42 km" if attempt_no(r) else "42"), checks=checks))
+    out, client = run_task(GenerateTestRepair("km"), lambda r: text("42 km" if attempt_no(r) else "42"), checks=checks)
     assert out.value == {"answer": "42 km", "passed": True, "attempts": 2, "failures": [""], "candidate": 0}
     assert "(the check gave no details)" in client.requests[1].messages[-1].content
 
@@ -178,7 +155,7 @@ def test_a_bare_false_check_still_asks_for_a_repair():
 def test_custom_extract_prompts_models_and_temperature_reach_the_requests():
     algo = GenerateTestRepair("24", system="Solve it.", repair_prompt="Wrong: {message}", extract=lambda s: s.split("=>")[-1],
                               temperature=0.7, model="cheap", repair_model="strong")
-    out, client = asyncio.run(run(algo, lambda r: text("thinking => " + ("8 / (3 - 8 / 3)" if attempt_no(r) else "24"))))
+    out, client = run_task(algo, lambda r: text("thinking => " + ("8 / (3 - 8 / 3)" if attempt_no(r) else "24")))
     assert out.value["passed"] and out.value["failures"][0].startswith("24 uses 24")
     assert [(r.model, r.temperature) for r in client.requests] == [("cheap", 0.7), ("strong", 0.7)]
     assert client.requests[0].messages[0].content == "Solve it."
@@ -190,17 +167,17 @@ def test_custom_extract_prompts_models_and_temperature_reach_the_requests():
 
 
 def test_each_candidate_has_its_own_seed_for_all_its_attempts():
-    out, client = asyncio.run(run(GenerateTestRepair("24", candidates=3, max_repairs=2), per_candidate(MIXED)))
+    out, client = run_task(GenerateTestRepair("24", candidates=3, max_repairs=2), per_candidate(MIXED))
     by_key = {e.key: e.data["request"].get("seed") for e in out.log if e.kind == "llm.request"}
     for key, seed in by_key.items():
         assert SEEDS[seed] == int(key.split("/")[1]), key
 
 
 def test_lowest_numbered_passing_candidate_wins_and_failed_ones_are_repaired_in_parallel():
-    out, client = asyncio.run(run(GenerateTestRepair("24", candidates=3, max_repairs=3), per_candidate(MIXED)))
+    out, client = run_task(GenerateTestRepair("24", candidates=3, max_repairs=3), per_candidate(MIXED))
     assert out.status == Status.OK
     assert out.value["answer"] == "8 / (3 - 8 / 3)" and out.value["candidate"] == 1 and out.value["attempts"] == 9
-    assert sorted(keys(out)) == sorted(f"gtr/{i}/{a}/{'draft' if a == 0 else 'repair'}" for i in range(3) for a in range(3))
+    assert sorted(request_keys(out)) == sorted(f"gtr/{i}/{a}/{'draft' if a == 0 else 'repair'}" for i in range(3) for a in range(3))
     s = out.state.algo
     assert [(a["candidate"], a["attempt"], a["passed"]) for a in s.attempts] == [
         (i, a, (i, a) == (1, 2)) for a in range(3) for i in range(3)]
@@ -210,21 +187,21 @@ def test_lowest_numbered_passing_candidate_wins_and_failed_ones_are_repaired_in_
 
 def test_two_candidates_passing_at_once_the_lower_number_wins():
     plan = {0: ["Answer: 3 * 8"], 1: [RIGHT], 2: ["Answer: (8 / (3 - 8 / 3))"]}
-    out, _ = asyncio.run(run(GenerateTestRepair("24", candidates=3), per_candidate(plan)))
+    out, _ = run_task(GenerateTestRepair("24", candidates=3), per_candidate(plan))
     assert out.value["candidate"] == 1 and out.value["answer"] == "8 / (3 - 8 / 3)" and out.value["attempts"] == 3
 
 
 def test_a_candidate_whose_call_fails_drops_out_and_is_never_asked_again():
     plan = {0: [ConnectionError("down")], 1: ["Answer: 3 * 8", "Answer: 3 + 8", RIGHT]}
-    out, client = asyncio.run(run(GenerateTestRepair("24", candidates=2, max_repairs=3), per_candidate(plan)))
+    out, client = run_task(GenerateTestRepair("24", candidates=2, max_repairs=3), per_candidate(plan))
     assert out.status == Status.OK and out.value["candidate"] == 1 and out.value["attempts"] == 3
     assert out.state.algo.dropped == [{"candidate": 0, "attempt": 0, "error": "ConnectionError: down"}]
-    assert [k for k in keys(out) if k.startswith("gtr/0/")] == ["gtr/0/0/draft"]
+    assert [k for k in request_keys(out) if k.startswith("gtr/0/")] == ["gtr/0/0/draft"]
     assert client.calls == 4
 
 
 def test_every_candidate_failing_fails_the_run_with_the_error():
-    out, _ = asyncio.run(run(GenerateTestRepair("24", candidates=2), lambda r: 1 / 0))
+    out, _ = run_task(GenerateTestRepair("24", candidates=2), lambda r: 1 / 0)
     assert out.status == Status.FAILED and "every candidate's model call failed" in out.error and "ZeroDivisionError" in out.error
     assert len(out.state.algo.dropped) == 2
 
@@ -233,7 +210,7 @@ def test_a_broken_check_fails_the_run_but_keeps_the_attempt():
     def broken(answer, ctx):
         raise RuntimeError("checker crashed")
 
-    out, _ = asyncio.run(run(GenerateTestRepair("24"), learner, checks={"24": broken}))
+    out, _ = run_task(GenerateTestRepair("24"), learner, checks={"24": broken})
     assert out.status == Status.FAILED and "checker crashed" in out.error
     assert out.value == {"answer": "8 + 8 + 3 + 3", "passed": False, "attempts": 1, "failures": [], "candidate": 0}
     assert out.state.algo.attempts[0]["passed"] is None
@@ -245,7 +222,7 @@ def test_a_broken_check_fails_the_run_but_keeps_the_attempt():
 @pytest.mark.parametrize("calls", range(0, 8))
 def test_budget_cut_off_reads_the_result_from_the_partial_state(calls):
     algo = GenerateTestRepair("24", candidates=3, max_repairs=3)
-    out, client = asyncio.run(run(algo, per_candidate(MIXED), budget=Budget(calls=calls)))
+    out, client = run_task(algo, per_candidate(MIXED), budget=Budget(calls=calls))
     assert out.status == Status.BUDGET_EXHAUSTED and out.state.exhausted == "calls"
     assert out.calls == client.calls == calls == out.value["attempts"]
     assert out.value["passed"] is False and len(out.value["failures"]) == calls
@@ -255,15 +232,15 @@ def test_budget_cut_off_reads_the_result_from_the_partial_state(calls):
 
 
 def test_a_pass_in_the_cut_level_is_kept():
-    out, _ = asyncio.run(run(GenerateTestRepair("24", candidates=3, max_repairs=3), per_candidate(MIXED), budget=Budget(calls=8)))
+    out, _ = run_task(GenerateTestRepair("24", candidates=3, max_repairs=3), per_candidate(MIXED), budget=Budget(calls=8))
     assert out.status == Status.BUDGET_EXHAUSTED and out.value["passed"] and out.value["candidate"] == 1
 
 
 def test_budget_cut_is_order_independent():
     reference = None
     for seed in range(20):
-        out, client = asyncio.run(run(GenerateTestRepair("24", candidates=3, max_repairs=3), per_candidate(MIXED),
-                                      budget=Budget(calls=5), seed=seed))
+        out, client = run_task(GenerateTestRepair("24", candidates=3, max_repairs=3), per_candidate(MIXED),
+                               budget=Budget(calls=5), seed=seed)
         got = (out.status, out.value, out.state.algo, out.calls, client.calls, domain(out))
         reference = reference or got
         assert got == reference
@@ -271,9 +248,9 @@ def test_budget_cut_is_order_independent():
 
 def test_resume_after_a_budget_cut_calls_only_what_is_missing():
     algo = GenerateTestRepair("24", candidates=3, max_repairs=3)
-    cut, _ = asyncio.run(run(algo, per_candidate(MIXED), budget=Budget(calls=4)))
-    full, _ = asyncio.run(run(algo, per_candidate(MIXED)))
-    resumed, client = asyncio.run(run(algo, per_candidate(MIXED), replay=cut.log))
+    cut, _ = run_task(algo, per_candidate(MIXED), budget=Budget(calls=4))
+    full, _ = run_task(algo, per_candidate(MIXED))
+    resumed, client = run_task(algo, per_candidate(MIXED), replay=cut.log)
     assert resumed.served["llm"] == 4 and client.calls == full.calls - 4
     assert (resumed.status, resumed.value, resumed.state.algo) == (full.status, full.value, full.state.algo)
 
@@ -284,8 +261,8 @@ def test_resume_after_a_budget_cut_calls_only_what_is_missing():
 def test_random_completion_orders_give_identical_results_state_and_calls():
     reference = None
     for seed in range(40):
-        out, client = asyncio.run(run(GenerateTestRepair("24", candidates=3, max_repairs=3), per_candidate(MIXED), seed=seed))
-        ks = keys(out)
+        out, client = run_task(GenerateTestRepair("24", candidates=3, max_repairs=3), per_candidate(MIXED), seed=seed)
+        ks = request_keys(out)
         assert len(ks) == len(set(ks)) == client.calls == out.calls
         got = (out.status, out.value, out.state.algo, out.calls, domain(out))
         reference = reference or got
@@ -293,7 +270,7 @@ def test_random_completion_orders_give_identical_results_state_and_calls():
 
 
 def test_no_model_call_is_issued_twice_even_for_identical_drafts():
-    out, client = asyncio.run(run(GenerateTestRepair("24", candidates=4, max_repairs=2), lambda r: text("Answer: 1")))
+    out, client = run_task(GenerateTestRepair("24", candidates=4, max_repairs=2), lambda r: text("Answer: 1"))
     dumped = [r.model_dump_json() for r in client.requests]
     assert len(dumped) == len(set(dumped)) == out.calls == 12
 
@@ -302,7 +279,7 @@ def test_no_model_call_is_issued_twice_even_for_identical_drafts():
 
 
 def test_every_prefix_folds_to_a_state_the_stepper_can_draw():
-    out, _ = asyncio.run(run(GenerateTestRepair("24", candidates=3, max_repairs=3), per_candidate(MIXED)))
+    out, _ = run_task(GenerateTestRepair("24", candidates=3, max_repairs=3), per_candidate(MIXED))
     algo = GenerateTestRepair("24", candidates=3, max_repairs=3)
     timeline = Timeline(out.log, RunReducer(algo), every=7)
     previous = algo.initial()
@@ -325,39 +302,27 @@ def test_every_prefix_folds_to_a_state_the_stepper_can_draw():
 
 
 def test_replay_calls_the_model_zero_times():
-    first, _ = asyncio.run(run(GenerateTestRepair("24", candidates=3, max_repairs=3), per_candidate(MIXED)))
-    again, client = asyncio.run(run(GenerateTestRepair("24", candidates=3, max_repairs=3), lambda r: 1 / 0, replay=first.log))
+    first, _ = run_task(GenerateTestRepair("24", candidates=3, max_repairs=3), per_candidate(MIXED))
+    again, client = run_task(GenerateTestRepair("24", candidates=3, max_repairs=3), lambda r: 1 / 0, replay=first.log)
     assert client.calls == 0 and again.sent == {} and again.served == {"llm": first.calls, "validate": first.calls}
     assert (again.status, again.value, again.state.algo) == (first.status, first.value, first.state.algo)
-
-
-def _jsonable(state):
-    return json.loads(json.dumps(dataclasses.asdict(state)))
 
 
 FIXTURE_ALGO = dict(candidates=3, max_repairs=3)
 
 
 def make_fixture():  # run once by hand (python tests/test_generate_test_repair.py) to write the frozen v0.1 log
-    out, _ = asyncio.run(run(GenerateTestRepair("24", **FIXTURE_ALGO), per_candidate(MIXED)))
-    out.log.write(FIXTURES / "generate_test_repair_v0.1.jsonl")
-    (FIXTURES / "generate_test_repair_v0.1.expected.json").write_text(json.dumps(
-        {"status": out.status.value, "result": out.value, "state": _jsonable(out.state.algo)}, indent=1) + "\n")
+    out, _ = run_task(GenerateTestRepair("24", **FIXTURE_ALGO), per_candidate(MIXED))
+    write_fixture("generate_test_repair", out)
 
 
 def test_frozen_v0_1_log_keeps_folding_to_the_same_state():
-    log = Log.read(FIXTURES / "generate_test_repair_v0.1.jsonl")
-    expected = json.loads((FIXTURES / "generate_test_repair_v0.1.expected.json").read_text())
-    state = fold_run(log)
-    assert state.status == expected["status"]
-    assert _jsonable(state.algo) == expected["state"]
-    assert GenerateTestRepair.from_config(state.config).result(state.algo) == expected["result"]
+    check_fixture("generate_test_repair", GenerateTestRepair)  # status, state and result
 
 
 def test_frozen_log_replays_without_the_model():
-    log = Log.read(FIXTURES / "generate_test_repair_v0.1.jsonl")
-    expected = json.loads((FIXTURES / "generate_test_repair_v0.1.expected.json").read_text())
-    out, client = asyncio.run(run(GenerateTestRepair("24", **FIXTURE_ALGO), lambda r: 1 / 0, replay=log))
+    log, expected = read_fixture("generate_test_repair")
+    out, client = run_task(GenerateTestRepair("24", **FIXTURE_ALGO), lambda r: 1 / 0, replay=log)
     assert client.calls == 0 and out.status.value == expected["status"]
     assert out.value == expected["result"]
 

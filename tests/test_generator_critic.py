@@ -1,26 +1,16 @@
 """GeneratorCritic: bounds, LLM and check critics, NO_SOLUTION, budget, order independence, failures, prefixes, replay, fixture."""
 
-import asyncio
-import dataclasses
-import json
-import random
-from pathlib import Path
-
 import pytest
 
 from reasoning_kit.algos.generator_critic import CRITIC_SYSTEM, GeneratorCritic, parse_verdict
-from reasoning_kit.events import Log, Timeline
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.events import Timeline
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Budget, Engine, RunReducer, Status, fold_run
+from reasoning_kit.runtime import Budget, RunReducer, Status, fold_run
 from reasoning_kit.validate import ValidationHandler
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from _support import check_fixture, read_fixture, request_keys, run_scripted, system_of, write_fixture
+
 TASK = "How far is it from A to B?"
-
-
-def system_of(request) -> str:
-    return next((m.content or "" for m in request.messages if m.role == "system"), "")
 
 
 def is_critic(request) -> bool:
@@ -50,25 +40,9 @@ def slow_learner(request):
     return text("42 km" if "unit" in feedback else "42")
 
 
-async def run(algorithm, model, budget=None, replay=None, seed=None, task=TASK, checks=None):
-    if seed is not None:
-        rng, inner = random.Random(seed), model
-
-        async def model(request):
-            await asyncio.sleep(rng.random() / 1000)
-            return inner(request)
-
-    client = FakeLLMClient(model)
-    async with Engine() as engine:
-        LLMHandler(client).attach(engine)
-        if checks:
-            ValidationHandler(checks).attach(engine)
-        out = await engine.run(algorithm, {"task": task}, budget=budget, replay=replay)
-    return out, client
-
-
-def llm_keys(out):
-    return [e.key for e in out.log if e.kind == "llm.request"]
+def run_task(algorithm, model, checks=None, **kw):
+    "`run_scripted` on TASK, with a ValidationHandler holding `checks` when given."
+    return run_scripted(algorithm, model, task=TASK, handlers=[ValidationHandler(checks)] if checks else (), **kw)
 
 
 def domain(out):
@@ -98,12 +72,7 @@ def test_max_calls_is_known_at_construction(rounds):
 
 
 def test_missing_task_fails_with_a_clear_error():
-    async def go():
-        async with Engine() as engine:
-            LLMHandler(FakeLLMClient(unit_model)).attach(engine)
-            return await engine.run(GeneratorCritic(), {"question": "?"})
-
-    out = asyncio.run(go())
+    out, _ = run_scripted(GeneratorCritic(), unit_model, input={"question": "?"})
     assert out.status == Status.FAILED and "needs input['task']" in out.error
 
 
@@ -111,16 +80,16 @@ def test_missing_task_fails_with_a_clear_error():
 
 
 def test_llm_critic_accepts_after_a_revision():
-    out, client = asyncio.run(run(GeneratorCritic(), unit_model))
+    out, client = run_task(GeneratorCritic(), unit_model)
     assert out.status == Status.OK
     assert out.value == {"answer": "42 km", "rounds": 2, "accepted": True, "critiques": ["State the unit (km)."]}
     assert out.calls == client.calls == 4
-    assert llm_keys(out) == ["gc/1/generator", "gc/1/critic", "gc/2/generator", "gc/2/critic"]
+    assert request_keys(out) == ["gc/1/generator", "gc/1/critic", "gc/2/generator", "gc/2/critic"]
     assert [r.role for r in client.requests] == ["generator", "critic", "generator", "critic"]
 
 
 def test_generator_keeps_one_conversation_and_critic_reviews_fresh():
-    out, client = asyncio.run(run(GeneratorCritic(max_rounds=5), slow_learner))
+    out, client = run_task(GeneratorCritic(max_rounds=5), slow_learner)
     assert out.value == {"answer": "42 km (about 26 miles)", "rounds": 3, "accepted": True,
                          "critiques": ["Give the unit.", "The unit is there but readers in the US want miles too."]}
     last_generator = [r for r in client.requests if r.role == "generator"][-1]
@@ -135,14 +104,14 @@ def test_generator_keeps_one_conversation_and_critic_reviews_fresh():
 
 
 def test_first_draft_accepted_costs_two_calls():
-    out, client = asyncio.run(run(GeneratorCritic(), lambda r: text("ACCEPT" if is_critic(r) else "42 km")))
+    out, client = run_task(GeneratorCritic(), lambda r: text("ACCEPT" if is_critic(r) else "42 km"))
     assert out.value == {"answer": "42 km", "rounds": 1, "accepted": True, "critiques": []}
     assert client.calls == 2
 
 
 def test_check_as_critic_only_the_generator_calls_the_model():
     checks = {"unit": lambda answer, ctx: ("km" in answer, "State the unit (km).")}
-    out, client = asyncio.run(run(GeneratorCritic("unit"), unit_model, checks=checks))
+    out, client = run_task(GeneratorCritic("unit"), unit_model, checks=checks)
     assert out.value == {"answer": "42 km", "rounds": 2, "accepted": True, "critiques": ["State the unit (km)."]}
     assert client.calls == out.calls == 2 and all(r.role == "generator" for r in client.requests)
     assert [e.key for e in out.log if e.kind == "validate.request"] == ["gc/1/validate", "gc/2/validate"]
@@ -150,7 +119,7 @@ def test_check_as_critic_only_the_generator_calls_the_model():
 
 
 def test_models_per_role_are_set_on_the_requests():
-    out, client = asyncio.run(run(GeneratorCritic(generator_model="big", critic_model="small"), unit_model))
+    out, client = run_task(GeneratorCritic(generator_model="big", critic_model="small"), unit_model)
     assert {(r.role, r.model) for r in client.requests} == {("generator", "big"), ("critic", "small")}
 
 
@@ -162,7 +131,7 @@ def test_custom_prompts_are_used_and_logged():
             return text("ACCEPT" if "km" in r.messages[-1].content else "REVISE: unit")
         return text("42 km" if r.messages[-1].content == "Fix: unit" else "42")
 
-    out, client = asyncio.run(run(algo, model))
+    out, client = run_task(algo, model)
     assert out.value["accepted"] and out.value["answer"] == "42 km"
     assert fold_run(out.log).config["revise_prompt"] == "Fix: {feedback}"
 
@@ -173,7 +142,7 @@ def test_parse_override_and_bare_bool_parsers():
             return text("yes" if "km" in r.messages[-1].content else "no, the unit")
         return text("42 km" if len(r.messages) > 2 else "42")
 
-    out, _ = asyncio.run(run(GeneratorCritic(parse=lambda t: t.startswith("yes")), model))
+    out, _ = run_task(GeneratorCritic(parse=lambda t: t.startswith("yes")), model)
     assert out.value == {"answer": "42 km", "rounds": 2, "accepted": True, "critiques": ["no, the unit"]}
 
 
@@ -183,7 +152,7 @@ def test_rejection_without_feedback_still_asks_for_a_revision():
             return text("REVISE" if r.messages[-1].content.endswith("\n42") else "ACCEPT")
         return text("42 km" if len(r.messages) > 2 else "42")
 
-    out, client = asyncio.run(run(GeneratorCritic(), model))
+    out, client = run_task(GeneratorCritic(), model)
     assert out.value["critiques"] == [""] and out.value["accepted"]
     assert "gave no details" in [r for r in client.requests if r.role == "generator"][-1].messages[-1].content
 
@@ -197,7 +166,7 @@ def test_never_accepted_is_no_solution_with_the_last_answer_and_every_critique()
             return text(f"REVISE: still wrong ({r.messages[-1].content[-1]})")
         return text(f"draft {len(r.messages) // 2}")
 
-    out, client = asyncio.run(run(GeneratorCritic(max_rounds=3), model))
+    out, client = run_task(GeneratorCritic(max_rounds=3), model)
     assert out.status == Status.NO_SOLUTION
     assert out.value == {"answer": "draft 3", "rounds": 3, "accepted": False,
                          "critiques": ["still wrong (1)", "still wrong (2)", "still wrong (3)"]}
@@ -214,7 +183,7 @@ def test_never_accepted_is_no_solution_with_the_last_answer_and_every_critique()
     (3, {"answer": "42 km", "rounds": 2, "accepted": False, "critiques": ["State the unit (km)."]}),
 ])
 def test_budget_cut_off_reads_the_result_from_the_partial_state(calls, expected):
-    out, client = asyncio.run(run(GeneratorCritic(), unit_model, budget=Budget(calls=calls)))
+    out, client = run_task(GeneratorCritic(), unit_model, budget=Budget(calls=calls))
     assert out.status == Status.BUDGET_EXHAUSTED and out.state.exhausted == "calls"
     assert out.value == expected
     assert out.calls == client.calls == calls
@@ -222,7 +191,7 @@ def test_budget_cut_off_reads_the_result_from_the_partial_state(calls, expected)
 
 
 def test_enough_budget_is_not_exhausted():
-    out, _ = asyncio.run(run(GeneratorCritic(), unit_model, budget=Budget(calls=4)))
+    out, _ = run_task(GeneratorCritic(), unit_model, budget=Budget(calls=4))
     assert out.status == Status.OK and out.value["accepted"]
 
 
@@ -232,13 +201,13 @@ def test_failed_critic_call_fails_the_run_but_keeps_the_draft():
             raise ConnectionError("critic is down")
         return text("42")
 
-    out, client = asyncio.run(run(GeneratorCritic(), model))
+    out, client = run_task(GeneratorCritic(), model)
     assert out.status == Status.FAILED and "critic is down" in out.error
     assert out.value == {"answer": "42", "rounds": 1, "accepted": False, "critiques": []}
 
 
 def test_failed_check_fails_the_run_naming_the_check():
-    out, _ = asyncio.run(run(GeneratorCritic("units"), unit_model, checks={"unit": lambda a, c: True}))
+    out, _ = run_task(GeneratorCritic("units"), unit_model, checks={"unit": lambda a, c: True})
     assert out.status == Status.FAILED and "no check named 'units'" in out.error
 
 
@@ -248,8 +217,8 @@ def test_failed_check_fails_the_run_naming_the_check():
 def test_random_completion_orders_give_identical_results_state_and_calls():
     reference = None
     for seed in range(30):
-        out, client = asyncio.run(run(GeneratorCritic(max_rounds=5), slow_learner, seed=seed))
-        keys = llm_keys(out)
+        out, client = run_task(GeneratorCritic(max_rounds=5), slow_learner, seed=seed)
+        keys = request_keys(out)
         assert len(keys) == len(set(keys)) == client.calls == out.calls
         got = (out.status, out.value, out.state.algo, out.calls, domain(out))
         if reference is None:
@@ -258,7 +227,7 @@ def test_random_completion_orders_give_identical_results_state_and_calls():
 
 
 def test_no_model_call_is_issued_twice():
-    out, client = asyncio.run(run(GeneratorCritic(max_rounds=5), slow_learner))
+    out, client = run_task(GeneratorCritic(max_rounds=5), slow_learner)
     dumped = [r.model_dump_json() for r in client.requests]
     assert len(dumped) == len(set(dumped)) == out.calls == 6
 
@@ -267,7 +236,7 @@ def test_no_model_call_is_issued_twice():
 
 
 def test_every_prefix_folds_to_a_state_the_stepper_can_draw():
-    out, _ = asyncio.run(run(GeneratorCritic(max_rounds=5), slow_learner))
+    out, _ = run_task(GeneratorCritic(max_rounds=5), slow_learner)
     algo = GeneratorCritic(max_rounds=5)
     timeline = Timeline(out.log, RunReducer(algo), every=4)
     previous = None
@@ -287,43 +256,31 @@ def test_every_prefix_folds_to_a_state_the_stepper_can_draw():
 
 
 def test_replay_calls_the_model_zero_times():
-    first, _ = asyncio.run(run(GeneratorCritic(max_rounds=5), slow_learner))
-    again, client = asyncio.run(run(GeneratorCritic(max_rounds=5), lambda r: 1 / 0, replay=first.log))
+    first, _ = run_task(GeneratorCritic(max_rounds=5), slow_learner)
+    again, client = run_task(GeneratorCritic(max_rounds=5), lambda r: 1 / 0, replay=first.log)
     assert client.calls == 0 and again.sent == {} and again.served == {"llm": first.calls}
     assert (again.status, again.value, again.state.algo) == (first.status, first.value, first.state.algo)
 
 
 def test_replay_of_a_budget_cut_run_continues_with_more_budget():
-    cut, _ = asyncio.run(run(GeneratorCritic(), unit_model, budget=Budget(calls=3)))
-    resumed, client = asyncio.run(run(GeneratorCritic(), unit_model, replay=cut.log))
+    cut, _ = run_task(GeneratorCritic(), unit_model, budget=Budget(calls=3))
+    resumed, client = run_task(GeneratorCritic(), unit_model, replay=cut.log)
     assert resumed.status == Status.OK and resumed.value["answer"] == "42 km"
     assert client.calls == 1 and resumed.served == {"llm": 3}
 
 
-def _jsonable(state):
-    return json.loads(json.dumps(dataclasses.asdict(state)))
-
-
 def make_fixture():  # run once by hand (python tests/test_generator_critic.py) to write the frozen v0.1 log
-    out, _ = asyncio.run(run(GeneratorCritic(max_rounds=5), slow_learner))
-    out.log.write(FIXTURES / "generator_critic_v0.1.jsonl")
-    (FIXTURES / "generator_critic_v0.1.expected.json").write_text(json.dumps(
-        {"status": out.status.value, "result": out.value, "state": _jsonable(out.state.algo)}, indent=1) + "\n")
+    out, _ = run_task(GeneratorCritic(max_rounds=5), slow_learner)
+    write_fixture("generator_critic", out)
 
 
 def test_frozen_v0_1_log_keeps_folding_to_the_same_state():
-    log = Log.read(FIXTURES / "generator_critic_v0.1.jsonl")
-    expected = json.loads((FIXTURES / "generator_critic_v0.1.expected.json").read_text())
-    state = fold_run(log)  # the algorithm is rebuilt from the log's run.started
-    assert state.status == expected["status"]
-    assert _jsonable(state.algo) == expected["state"]
-    assert GeneratorCritic.from_config(state.config).result(state.algo) == expected["result"]
+    check_fixture("generator_critic", GeneratorCritic)  # status, state and result; the algorithm rebuilt from the log
 
 
 def test_frozen_log_replays_without_the_model():
-    log = Log.read(FIXTURES / "generator_critic_v0.1.jsonl")
-    expected = json.loads((FIXTURES / "generator_critic_v0.1.expected.json").read_text())
-    out, client = asyncio.run(run(GeneratorCritic(max_rounds=5), lambda r: 1 / 0, replay=log))
+    log, expected = read_fixture("generator_critic")
+    out, client = run_task(GeneratorCritic(max_rounds=5), lambda r: 1 / 0, replay=log)
     assert client.calls == 0 and out.status.value == expected["status"]
     assert out.value == expected["result"]
 

@@ -1,24 +1,12 @@
 """Reflexion: order independence, budget, replay, prefixes, lessons across runs, the frozen log."""
-import json
-from dataclasses import asdict
-from pathlib import Path
-
 import pytest
 
 from reasoning_kit.algos.reflexion import Reflexion
-from reasoning_kit.events import Log
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Budget, Engine, Status, fold_run
+from reasoning_kit.runtime import Budget, Status, fold_run
 from reasoning_kit.validate import ValidationHandler
 
-from _support import jittered, run
-
-FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def system_of(r):
-    return next((m.content or "" for m in r.messages if m.role == "system"), "")
+from _support import check_fixture, run_scripted, system_of, write_fixture
 
 
 def slow_learner(r):
@@ -37,19 +25,14 @@ def checks():
     return ValidationHandler({"precise": lambda a, ctx: ("km" in a and "." in a, "no unit" if "km" not in a else "too vague")})
 
 
-async def _run(seed, validator="precise", budget=None, replay=None, inp=None, max_trials=3):
-    model = jittered(slow_learner, seed)
-    async with Engine() as engine:
-        LLMHandler(model).attach(engine)
-        checks().attach(engine)
-        out = await engine.run(Reflexion(validator=validator, max_trials=max_trials), inp or {"task": "How far?"},
-                               budget=budget, replay=replay)
-    return out, model
+def _run(seed, validator="precise", budget=None, replay=None, inp=None, max_trials=3):
+    return run_scripted(Reflexion(validator=validator, max_trials=max_trials), slow_learner, seed=seed,
+                        input=inp or {"task": "How far?"}, budget=budget, replay=replay, handlers=[checks()])
 
 
 @pytest.mark.parametrize("validator", ["precise", None])
 def test_two_lessons_then_success_in_any_order(validator):
-    outs = [run(_run(seed, validator)) for seed in range(10)]
+    outs = [_run(seed, validator) for seed in range(10)]
     first = outs[0][0]
     assert first.status == Status.OK
     assert first.value == {"candidate": "42.0 km", "trials": 3, "reflections": ["State the unit.", "Give one decimal."], "passed": True}
@@ -61,53 +44,44 @@ def test_two_lessons_then_success_in_any_order(validator):
 
 
 def test_budget_cut_off_keeps_the_lessons():
-    out, model = run(_run(0, budget=Budget(calls=3)))
+    out, model = _run(0, budget=Budget(calls=3))
     assert out.status == Status.BUDGET_EXHAUSTED and model.calls == 3
     assert out.value["reflections"] == ["State the unit."] and out.value["candidate"] == "42 km"
 
 
 def test_no_solution_keeps_everything_and_feeds_the_next_run():
-    out, _ = run(_run(0, max_trials=2))
+    out, _ = _run(0, max_trials=2)
     assert out.status == Status.NO_SOLUTION
     assert out.value["reflections"] == ["State the unit.", "Give one decimal."]
-    nxt, model = run(_run(1, inp={"task": "How far?", "reflections": out.value["reflections"]}))
+    nxt, model = _run(1, inp={"task": "How far?", "reflections": out.value["reflections"]})
     assert nxt.status == Status.OK and nxt.value["trials"] == 1 and model.calls == 1
 
 
 def test_keep_reflections_caps_the_prompt():
-    async def go():
-        seen = []
-        def m(r):
-            seen.append(system_of(r)); return slow_learner(r)
-        async with Engine() as engine:
-            LLMHandler(FakeLLMClient(m)).attach(engine); checks().attach(engine)
-            return await engine.run(Reflexion(validator="precise", keep_reflections=1), {"task": "How far?"}), seen
-    out, seen = run(go())
+    seen = []
+    def m(r):
+        seen.append(system_of(r)); return slow_learner(r)
+    out, _ = run_scripted(Reflexion(validator="precise", keep_reflections=1), m, task="How far?", handlers=[checks()])
     # with one lesson kept, the unit lesson is pushed out by the decimal one, and the model regresses
     assert out.status == Status.NO_SOLUTION and out.value["reflections"] == ["State the unit."]
     assert not any("State the unit" in s and "Give one decimal" in s for s in seen)
 
 
 def test_replay_and_prefixes():
-    out, _ = run(_run(2))
-    again, model = run(_run(3, replay=out.log))
+    out, _ = _run(2)
+    again, model = _run(3, replay=out.log)
     assert model.calls == 0 and again.value == out.value and again.served == {"llm": 5, "validate": 3}
     trials = [len(fold_run(out.log[:k], Reflexion(validator="precise")).algo.trials) for k in range(len(out.log) + 1)]
     assert trials == sorted(trials) and trials[-1] == 3
 
 
 def test_frozen_v0_1_log_keeps_folding_to_the_same_state():
-    state = fold_run(Log.read(FIXTURES / "reflexion_v0.1.jsonl"))
-    expected = json.loads((FIXTURES / "reflexion_v0.1.expected.json").read_text())
-    assert Reflexion.from_config(state.config).result(state.algo) == expected["value"]
-    assert json.loads(json.dumps(asdict(state.algo))) == expected["state"]
+    check_fixture("reflexion", Reflexion)
 
 
 def freeze():
-    out, _ = run(_run(0))
-    out.log.write(FIXTURES / "reflexion_v0.1.jsonl")
-    (FIXTURES / "reflexion_v0.1.expected.json").write_text(
-        json.dumps({"value": out.value, "state": json.loads(json.dumps(asdict(out.state.algo)))}, indent=1))
+    out, _ = _run(0)
+    write_fixture("reflexion", out)
 
 
 if __name__ == "__main__":

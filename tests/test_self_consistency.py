@@ -1,21 +1,19 @@
 """SelfConsistency: both modes, bounds, budget, order independence, failures, prefixes, replay, fixture."""
 
-import asyncio
-import dataclasses
 import itertools
 import json
 import random
-from pathlib import Path
 
 import pytest
 
 from reasoning_kit.algos.self_consistency import SelfConsistency, SelfConsistencyState
-from reasoning_kit.events import Log, Timeline
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.events import Timeline
+from reasoning_kit.llm import FakeLLMClient
 from reasoning_kit.llm.fake import reply, text
-from reasoning_kit.runtime import Budget, Engine, RunReducer, Status, fold_run
+from reasoning_kit.runtime import Budget, RunReducer, Status, fold_run
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from _support import check_fixture, read_fixture, request_keys, run_scripted, write_fixture
+
 PATHS = ["6 x 2 = 12.\nAnswer: 12", "6 + 2 = 8.\nAnswer: 8", "Double 6: 12.\nAnswer: 12", "Answer: 11", "**Answer:** 12."]
 
 
@@ -29,95 +27,81 @@ def cycling():
     return lambda request: text(next(it))
 
 
-async def run(algorithm, model, budget=None, replay=None, seed=None, run_seed=0, task="6 x 2?"):
-    if seed is not None:
-        rng, inner = random.Random(seed), model
-
-        async def model(request):
-            await asyncio.sleep(rng.random() / 1000)
-            return inner(request)
-
-    client = FakeLLMClient(model)
-    async with Engine() as engine:
-        LLMHandler(client).attach(engine)
-        out = await engine.run(algorithm, {"task": task}, budget=budget, replay=replay, seed=run_seed)
-    return out, client
-
-
-def llm_keys(out):
-    return [e.key for e in out.log if e.kind == "llm.request"]
+def run_task(algorithm, model, **kw):
+    "`run_scripted` on the task 6 x 2?"
+    return run_scripted(algorithm, model, task="6 x 2?", **kw)
 
 
 # --- both modes --------------------------------------------------------------------------------
 
 
 def test_mode_n_is_one_request_with_n_samples():
-    out, client = asyncio.run(run(SelfConsistency(samples=5), cycling()))
+    out, client = run_task(SelfConsistency(samples=5), cycling())
     assert out.status == Status.OK
     assert out.value == {"answer": "12", "votes": {"12": 3, "8": 1, "11": 1}, "samples": ["12", "8", "12", "11", "12"],
                          "agreement": 0.6}
     assert out.calls == client.calls == SelfConsistency(samples=5).max_calls == 1
     request = client.requests[0]
     assert (request.n, request.temperature, request.role) == (5, 0.7, "sampler")
-    assert llm_keys(out) == ["sc/samples"]
+    assert request_keys(out) == ["sc/samples"]
     assert "Answer:" in request.messages[0].content and request.messages[1].content == "6 x 2?"
 
 
 def test_mode_separate_is_one_seeded_request_per_sample():
-    out, client = asyncio.run(run(SelfConsistency(samples=9, mode="separate"), seeded))
+    out, client = run_task(SelfConsistency(samples=9, mode="separate"), seeded)
     assert out.calls == client.calls == SelfConsistency(samples=9, mode="separate").max_calls == 9
-    assert sorted(llm_keys(out)) == sorted(f"sc/sample/{i}" for i in range(9))
+    assert sorted(request_keys(out)) == sorted(f"sc/sample/{i}" for i in range(9))
     seeds = [r.seed for r in client.requests]
     assert len(set(seeds)) == 9 and all(r.n == 1 for r in client.requests)  # distinct requests
     assert sum(out.value["votes"].values()) == 9
     # the seeds come from the run's seed: a new run seed draws new samples, the same one the same
-    again, c2 = asyncio.run(run(SelfConsistency(samples=9, mode="separate"), seeded))
-    other, c3 = asyncio.run(run(SelfConsistency(samples=9, mode="separate"), seeded, run_seed=1))
+    again, c2 = run_task(SelfConsistency(samples=9, mode="separate"), seeded)
+    other, c3 = run_task(SelfConsistency(samples=9, mode="separate"), seeded, run_seed=1)
     assert [r.seed for r in c2.requests] == seeds and [r.seed for r in c3.requests] != seeds
     assert again.value == out.value
 
 
 def test_both_modes_agree_on_the_same_samples():
-    n_mode, _ = asyncio.run(run(SelfConsistency(samples=5), cycling()))
-    separate, _ = asyncio.run(run(SelfConsistency(samples=5, mode="separate"), cycling()))
+    n_mode, _ = run_task(SelfConsistency(samples=5), cycling())
+    separate, _ = run_task(SelfConsistency(samples=5, mode="separate"), cycling())
     assert n_mode.value == separate.value
 
 
 def test_one_sample_is_just_chain_of_thought():
-    out, _ = asyncio.run(run(SelfConsistency(samples=1), lambda r: text("Answer: 12")))
+    out, _ = run_task(SelfConsistency(samples=1), lambda r: text("Answer: 12"))
     assert out.value == {"answer": "12", "votes": {"12": 1}, "samples": ["12"], "agreement": 1.0}
 
 
 def test_ties_go_to_the_first_answer_in_sample_order():
     it = itertools.cycle(["Answer: 8", "Answer: 12", "Answer: 12", "Answer: 8"])
-    out, _ = asyncio.run(run(SelfConsistency(samples=4), lambda r: text(next(it))))
+    out, _ = run_task(SelfConsistency(samples=4), lambda r: text(next(it)))
     assert (out.value["answer"], out.value["votes"], out.value["agreement"]) == ("8", {"8": 2, "12": 2}, 0.5)
 
 
 def test_samples_without_an_answer_do_not_vote():
     it = itertools.cycle(["", "Answer: 7", "  "])
-    out, _ = asyncio.run(run(SelfConsistency(samples=3), lambda r: text(next(it))))
+    out, _ = run_task(SelfConsistency(samples=3), lambda r: text(next(it)))
     assert out.value == {"answer": "7", "votes": {"7": 1}, "samples": [None, "7", None], "agreement": 1.0}
-    out, _ = asyncio.run(run(SelfConsistency(samples=3), lambda r: text("")))
+    out, _ = run_task(SelfConsistency(samples=3), lambda r: text(""))
     assert out.status == Status.NO_SOLUTION and out.value["answer"] is None and out.value["agreement"] is None
 
 
 def test_parser_is_overridable_by_argument_and_by_subclass():
     it = lambda: itertools.cycle(["twelve => 12.0", "=> 12", "=> 8"])  # noqa: E731
     parse = lambda t: str(float(t.rsplit("=>", 1)[-1])) if t and "=>" in t else None  # noqa: E731
-    by_arg, _ = asyncio.run(run(SelfConsistency(samples=3, parse=parse), (lambda c: lambda r: text(next(c)))(it())))
+    by_arg, _ = run_task(SelfConsistency(samples=3, parse=parse), (lambda c: lambda r: text(next(c)))(it()))
     assert by_arg.value["votes"] == {"12.0": 2, "8.0": 1}
 
     class Numeric(SelfConsistency):
         def parse_answer(self, text):
             return parse(text)
 
-    by_subclass, _ = asyncio.run(run(Numeric(samples=3), (lambda c: lambda r: text(next(c)))(it())))
+    by_subclass, _ = run_task(Numeric(samples=3), (lambda c: lambda r: text(next(c)))(it()))
     assert by_subclass.value == by_arg.value
 
 
 def test_custom_prompt_is_the_system_prompt():
-    out, client = asyncio.run(run(SelfConsistency(samples=2, prompt="Q: 1+1? A: 2. Answer: 2\nNow you."), cycling()))
+    out, client = run_task(SelfConsistency(samples=2, prompt="Q: 1+1? A: 2. Answer: 2\nNow you."), cycling())
     assert client.requests[0].messages[0].content.startswith("Q: 1+1?")
 
 
@@ -145,18 +129,13 @@ def test_bounds_rejected_at_construction(kw, message):
 @pytest.mark.parametrize("mode", ["n", "separate"])
 def test_max_calls_is_exact(samples, mode):
     algo = SelfConsistency(samples=samples, mode=mode)
-    out, client = asyncio.run(run(algo, seeded))
+    out, client = run_task(algo, seeded)
     assert out.calls == client.calls == algo.max_calls == (1 if mode == "n" else samples)
     assert len(out.value["samples"]) == samples
 
 
 def test_missing_task_fails_clearly():
-    async def go():
-        async with Engine() as engine:
-            LLMHandler(FakeLLMClient(seeded)).attach(engine)
-            return await engine.run(SelfConsistency(), {})
-
-    out = asyncio.run(go())
+    out, _ = run_scripted(SelfConsistency(), seeded, input={})
     assert out.status == Status.FAILED and "input['task']" in out.error
 
 
@@ -165,28 +144,28 @@ def test_missing_task_fails_clearly():
 
 @pytest.mark.parametrize("calls", range(0, 7))
 def test_budget_cut_off_in_separate_mode_keeps_the_samples_paid_for(calls):
-    out, client = asyncio.run(run(SelfConsistency(samples=7, mode="separate"), seeded, budget=Budget(calls=calls)))
+    out, client = run_task(SelfConsistency(samples=7, mode="separate"), seeded, budget=Budget(calls=calls))
     assert out.status == Status.BUDGET_EXHAUSTED and out.calls == client.calls == calls
     s = out.state.algo
     assert not s.voted and sum(t is not None for t in s.texts) == calls
     assert out.value["samples"][calls:] == [None] * (7 - calls)
-    full, _ = asyncio.run(run(SelfConsistency(samples=7, mode="separate"), seeded))
+    full, _ = run_task(SelfConsistency(samples=7, mode="separate"), seeded)
     assert out.value["samples"][:calls] == full.value["samples"][:calls]  # the same draws, cut short
     assert sum(out.value["votes"].values()) == calls
     assert out.value == SelfConsistency().result(fold_run(out.log).algo)
 
 
 def test_budget_cut_off_in_mode_n():
-    out, client = asyncio.run(run(SelfConsistency(samples=5), seeded, budget=Budget(calls=0)))
+    out, client = run_task(SelfConsistency(samples=5), seeded, budget=Budget(calls=0))
     assert out.status == Status.BUDGET_EXHAUSTED and client.calls == 0
     assert out.value == {"answer": None, "votes": {}, "samples": [None] * 5, "agreement": None}
 
 
 def test_resume_after_cut_off_sends_only_the_missing_samples():
     algo = SelfConsistency(samples=7, mode="separate")
-    cut, _ = asyncio.run(run(algo, seeded, budget=Budget(calls=3)))
-    resumed, client = asyncio.run(run(algo, seeded, replay=cut.log))
-    full, _ = asyncio.run(run(algo, seeded))
+    cut, _ = run_task(algo, seeded, budget=Budget(calls=3))
+    resumed, client = run_task(algo, seeded, replay=cut.log)
+    full, _ = run_task(algo, seeded)
     assert client.calls == 4 and resumed.served == {"llm": 3}
     assert resumed.value == full.value and resumed.state.algo == full.state.algo
 
@@ -204,9 +183,9 @@ def flaky_seeded(request):
 def test_random_completion_orders_give_identical_runs(samples, model, budget):
     reference = None
     for seed in range(40):
-        out, client = asyncio.run(run(SelfConsistency(samples=samples, mode="separate"), model, seed=seed,
-                                      budget=Budget(calls=budget) if budget else None))
-        keys = llm_keys(out)
+        out, client = run_task(SelfConsistency(samples=samples, mode="separate"), model, seed=seed,
+                               budget=Budget(calls=budget) if budget else None)
+        keys = request_keys(out)
         assert len(keys) == len(set(keys)) == client.calls == out.calls  # no model call issued twice
         domain = [(e.kind, e.data) for e in out.log if e.kind.startswith("self_consistency.")]
         got = (out.status, out.value, out.state.algo, out.calls, sorted(keys), domain)
@@ -218,7 +197,7 @@ def test_random_completion_orders_give_identical_runs(samples, model, budget):
 
 
 def test_failed_samples_are_skipped():
-    out, client = asyncio.run(run(SelfConsistency(samples=16, mode="separate"), flaky_seeded))
+    out, client = run_task(SelfConsistency(samples=16, mode="separate"), flaky_seeded)
     s = out.state.algo
     assert out.status == Status.OK and s.failed and "overloaded" in next(iter(s.failed.values()))
     assert sum(out.value["votes"].values()) + len(s.failed) == 16
@@ -228,7 +207,7 @@ def test_failed_samples_are_skipped():
 
 def test_every_sample_failing_fails_the_run():
     for mode in ("n", "separate"):
-        out, _ = asyncio.run(run(SelfConsistency(samples=3, mode=mode), lambda r: 1 / 0))
+        out, _ = run_task(SelfConsistency(samples=3, mode=mode), lambda r: 1 / 0)
         assert out.status == Status.FAILED and "every sample failed" in out.error
         assert sorted(out.state.algo.failed) == [0, 1, 2]
 
@@ -239,12 +218,7 @@ def test_a_reply_with_fewer_choices_than_asked_counts_what_came():
             r = await super().complete(request)
             return r.model_copy(update={"choices": r.choices[:3]})
 
-    async def go():
-        async with Engine() as engine:
-            LLMHandler(Capped(lambda r: reply("Answer: 12"))).attach(engine)
-            return await engine.run(SelfConsistency(samples=5), {"task": "?"})
-
-    out = asyncio.run(go())
+    out, _ = run_scripted(SelfConsistency(samples=5), Capped(lambda r: reply("Answer: 12")), task="?")
     assert out.status == Status.OK and out.value["samples"] == ["12", "12", "12", None, None]
     assert sorted(out.state.algo.failed) == [3, 4] and "only 3 of 5" in out.state.algo.failed[3]
     assert out.value["agreement"] == 1.0
@@ -255,7 +229,7 @@ def test_a_reply_with_fewer_choices_than_asked_counts_what_came():
 
 def test_every_prefix_folds_to_a_state_the_stepper_can_draw():
     algo = SelfConsistency(samples=9, mode="separate")
-    out, _ = asyncio.run(run(algo, flaky_seeded))
+    out, _ = run_task(algo, flaky_seeded)
     timeline = Timeline(out.log, RunReducer(algo), every=4)
     arrived = 0
     for k in range(len(out.log) + 1):
@@ -274,37 +248,24 @@ def test_every_prefix_folds_to_a_state_the_stepper_can_draw():
 
 def test_replay_calls_the_model_zero_times():
     for algo in (SelfConsistency(samples=5), SelfConsistency(samples=8, mode="separate")):
-        first, _ = asyncio.run(run(algo, flaky_seeded if algo.mode == "separate" else cycling()))
-        again, client = asyncio.run(run(algo, lambda r: 1 / 0, replay=first.log))
+        first, _ = run_task(algo, flaky_seeded if algo.mode == "separate" else cycling())
+        again, client = run_task(algo, lambda r: 1 / 0, replay=first.log)
         assert client.calls == 0 and again.sent == {}
         assert again.value == first.value and again.state.algo == first.state.algo
 
 
-def _jsonable(state):
-    return json.loads(json.dumps(dataclasses.asdict(state)))
-
-
 def make_fixture():  # run once by hand to write the frozen v0.1 log
-    out, _ = asyncio.run(run(SelfConsistency(samples=8, mode="separate"), flaky_seeded))
-    out.log.write(FIXTURES / "self_consistency_v0.1.jsonl")
-    (FIXTURES / "self_consistency_v0.1.expected.json").write_text(json.dumps(
-        {"status": out.status.value, "result": out.value, "state": _jsonable(out.state.algo)}, indent=1) + "\n")
+    out, _ = run_task(SelfConsistency(samples=8, mode="separate"), flaky_seeded)
+    write_fixture("self_consistency", out)
 
 
 def test_frozen_v0_1_log_keeps_folding_to_the_same_state():
-    log = Log.read(FIXTURES / "self_consistency_v0.1.jsonl")
-    expected = json.loads((FIXTURES / "self_consistency_v0.1.expected.json").read_text())
-    state = fold_run(log)
-    assert state.status == expected["status"]
-    assert _jsonable(state.algo) == expected["state"]
-    algo = SelfConsistency.from_config(state.config)
-    assert json.loads(json.dumps(algo.result(state.algo))) == expected["result"]
+    state, expected = check_fixture("self_consistency", SelfConsistency)  # status, state and result
     assert expected["state"]["failed"] and expected["state"]["voted"]  # the fixture covers a failed sample and the vote
 
 
 def test_frozen_log_replays_without_the_model():
-    log = Log.read(FIXTURES / "self_consistency_v0.1.jsonl")
-    expected = json.loads((FIXTURES / "self_consistency_v0.1.expected.json").read_text())
-    out, client = asyncio.run(run(SelfConsistency(samples=8, mode="separate"), lambda r: 1 / 0, replay=log))
+    log, expected = read_fixture("self_consistency")
+    out, client = run_task(SelfConsistency(samples=8, mode="separate"), lambda r: 1 / 0, replay=log)
     assert client.calls == 0
     assert json.loads(json.dumps(out.value)) == expected["result"]

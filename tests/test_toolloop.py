@@ -1,22 +1,18 @@
 """ToolLoop and Swarm: order independence of parallel tool calls, budget, replay, prefixes, frozen logs."""
 import asyncio
-import json
 import random
-from pathlib import Path
 
 import pytest
 
 from reasoning_kit.algos.swarm import Agent, Swarm
 from reasoning_kit.algos.toolloop import ToolLoop
 from reasoning_kit.events import Log
-from reasoning_kit.llm import FakeLLMClient, LLMHandler, ToolCall
+from reasoning_kit.llm import ToolCall
 from reasoning_kit.llm.fake import reply, text, tool_call
-from reasoning_kit.runtime import Budget, Engine, Status, fold_run
+from reasoning_kit.runtime import Budget, Status, fold_run
 from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
 
-from _support import jittered, run
-
-FIXTURES = Path(__file__).parent / "fixtures"
+from _support import check_fixture, run_scripted, write_fixture
 
 
 def make_registry(seed: int, ran: list):
@@ -47,18 +43,15 @@ def weather_model(req):
     return text("; ".join(m.content for m in tools))
 
 
-async def _loop(seed, budget=None, replay=None, max_turns=10):
+def _loop(seed, budget=None, replay=None, max_turns=10):
     ran = []
-    model = jittered(weather_model, seed)
-    async with Engine() as engine:
-        LLMHandler(model).attach(engine)
-        ToolHandler(make_registry(seed, ran)).attach(engine)
-        out = await engine.run(ToolLoop(max_turns=max_turns), {"task": "Weather in three cities?"}, budget=budget, replay=replay)
+    out, model = run_scripted(ToolLoop(max_turns=max_turns), weather_model, seed=seed, task="Weather in three cities?",
+                              budget=budget, replay=replay, handlers=[ToolHandler(make_registry(seed, ran))])
     return out, model, ran
 
 
 def test_parallel_tool_calls_in_any_order_give_the_same_run():
-    outs = [run(_loop(seed)) for seed in range(20)]
+    outs = [_loop(seed) for seed in range(20)]
     first = outs[0][0]
     assert first.value["text"] == "rain; snow; sun; 68.0"
     orders = {tuple(ran) for _, _, ran in outs}
@@ -69,7 +62,7 @@ def test_parallel_tool_calls_in_any_order_give_the_same_run():
 
 
 def test_budget_cut_off_keeps_the_conversation():
-    out, model, _ = run(_loop(0, budget=Budget(calls=2)))
+    out, model, _ = _loop(0, budget=Budget(calls=2))
     assert out.status == Status.BUDGET_EXHAUSTED and model.calls == 2
     # system, user, assistant (3 calls), 3 tool results, assistant (convert), its result; turn 3 refused
     assert out.value["text"] is None and len(out.value["messages"]) == 8
@@ -77,24 +70,20 @@ def test_budget_cut_off_keeps_the_conversation():
 
 
 def test_replay_runs_no_model_and_no_tool():
-    out, _, _ = run(_loop(1))
-    again, model, ran = run(_loop(2, replay=out.log))
+    out, _, _ = _loop(1)
+    again, model, ran = _loop(2, replay=out.log)
     assert (model.calls, ran) == (0, [])
     assert again.value == out.value and again.served == {"llm": 3, "tool": 4}
 
 
 def test_every_prefix_folds_to_a_growing_conversation():
-    out, _, _ = run(_loop(3))
+    out, _, _ = _loop(3)
     sizes = [len(fold_run(out.log[:k], ToolLoop()).algo.messages) for k in range(len(out.log) + 1)]
     assert sizes == sorted(sizes) and sizes[-1] == len(out.value["messages"])
 
 
 def test_input_errors_are_named():
-    async def go():
-        async with Engine() as engine:
-            LLMHandler(FakeLLMClient(lambda r: "hi")).attach(engine)
-            return await engine.run(ToolLoop(), {"question": "?"})
-    out = run(go())
+    out, _ = run_scripted(ToolLoop(), lambda r: "hi", input={"question": "?"})
     assert out.status == Status.FAILED and "needs input['task'] or input['messages']" in out.error
 
 
@@ -123,56 +112,40 @@ def swarm_setup(seed):
     return registry, agents, model
 
 
-async def _swarm(seed, budget=None, replay=None):
+def _swarm(seed, budget=None, replay=None):
     registry, agents, script = swarm_setup(seed)
-    model = jittered(script, seed)
-    async with Engine() as engine:
-        LLMHandler(model).attach(engine)
-        ToolHandler(registry).attach(engine)
-        out = await engine.run(Swarm(agents, registry), {"task": "Refund A1, B22 and C333"}, budget=budget, replay=replay)
-    return out, model
+    return run_scripted(Swarm(agents, registry), script, seed=seed, task="Refund A1, B22 and C333",
+                        budget=budget, replay=replay, handlers=[ToolHandler(registry)])
 
 
 def test_swarm_order_independent_and_bounded():
-    outs = [run(_swarm(seed)) for seed in range(15)]
+    outs = [_swarm(seed) for seed in range(15)]
     first = outs[0][0]
     assert first.value["text"] == "Done: refunded A1, refunded B22, refunded C333"
     assert first.value["handoffs"] == [["triage", "billing"]] and first.value["agent"] == "billing"
     for out, model in outs:
         assert out.value == first.value and out.state.algo == first.state.algo and model.calls == 3
-    cut, model = run(_swarm(0, budget=Budget(calls=1)))
+    cut, model = _swarm(0, budget=Budget(calls=1))
     assert cut.status == Status.BUDGET_EXHAUSTED and model.calls == 1
     assert cut.value["handoffs"] == [["triage", "billing"]] and cut.value["agent"] == "billing"
 
 
 def test_swarm_log_folds_without_the_objects_that_ran_it():
-    out, _ = run(_swarm(4))
+    out, _ = _swarm(4)
     back = Log.from_jsonl(out.log.to_jsonl())
     assert fold_run(back).algo == out.state.algo  # the agents come back from the config in run.started
 
 
 @pytest.mark.parametrize("name", ["tool_loop", "swarm"])
 def test_frozen_v0_1_logs_keep_folding_to_the_same_state(name):
-    log_path, expected_path = FIXTURES / f"{name}_v0.1.jsonl", FIXTURES / f"{name}_v0.1.expected.json"
-    state = fold_run(Log.read(log_path))
-    expected = json.loads(expected_path.read_text())
-    algo = Swarm.from_config(state.config) if name == "swarm" else ToolLoop.from_config(state.config)
-    assert algo.result(state.algo) == expected["value"]
-    assert _jsonable(state.algo) == expected["state"]
-
-
-def _jsonable(state):
-    from dataclasses import asdict
-    return json.loads(json.dumps(asdict(state)))
+    check_fixture(name, Swarm if name == "swarm" else ToolLoop)
 
 
 def freeze():
     "Write the v0.1 fixtures (run once by hand: python tests/test_toolloop.py freeze)."
     for name, make in (("tool_loop", _loop), ("swarm", _swarm)):
-        out, *_ = run(make(0))
-        out.log.write(FIXTURES / f"{name}_v0.1.jsonl")
-        (FIXTURES / f"{name}_v0.1.expected.json").write_text(
-            json.dumps({"value": out.value, "state": _jsonable(out.state.algo)}, indent=1))
+        out, *_ = make(0)
+        write_fixture(name, out)
 
 
 if __name__ == "__main__":
