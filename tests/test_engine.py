@@ -2,7 +2,6 @@
 resume after a real crash, and the log file format."""
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import textwrap
