@@ -155,7 +155,7 @@ def test_keys_never_reach_errors_events_logs_or_reprs(caplog):
     client, call = fast(api_key=key), Call()
     caplog.set_level(logging.DEBUG, logger="reasoning_kit.clients")
     with pytest.raises(APIError) as e: run(client.complete(REQ, call))
-    seen = str(e.value) + repr(e.value) + json.dumps(call.events) + caplog.text + repr(client)
+    seen = str(e.value) + repr(e.value) + json.dumps(call.events) + caplog.text + repr(client) + repr(vars(client))
     assert key not in seen and "***" in str(e.value) and "***" in json.dumps(call.events)
     assert respx.calls[0].request.headers["authorization"] == f"Bearer {key}"  # it was sent, to the server only
 
@@ -175,6 +175,7 @@ def test_keys_from_settings_secrets_and_async_callables():
 
 def test_missing_key_for_a_hosted_api_fails_before_sending(monkeypatch):
     monkeypatch.setattr(settings, "secrets", lambda name: None)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with respx.mock(assert_all_called=False) as mock:
         route = mock.post("https://api.openai.com/v1/chat/completions")
         with pytest.raises(MissingKey, match="set the environment variable OPENAI_API_KEY"):

@@ -597,8 +597,8 @@ class HTTPClient:
         self.base_url = (base_url or env_url or self.default_base_url).rstrip("/")
         self.key_env = (key_env if key_env is not None else (self.default_key_env if base_url is None else None)) or None
         self._api_key = Secret(api_key) if isinstance(api_key, str) else api_key
-        self._secrets: set[str] = set()  # every key value seen, to scrub from error text
-        if isinstance(self._api_key, Secret) and self._api_key.reveal(): self._secrets.add(self._api_key.reveal())
+        self._secrets: list[Secret] = []  # every key value seen, kept (as Secrets) to scrub it from error text
+        if isinstance(self._api_key, Secret): self._keep(self._api_key.reveal())
         self.headers = dict(headers or {})
         self.max_in_flight, self.max_retries = max_in_flight, max_retries
         self.backoff, self.max_backoff, self.max_wait = backoff, max_backoff, max_wait
@@ -648,15 +648,19 @@ async def _key(self: HTTPClient) -> str | None:
         v = src()
         if inspect.isawaitable(v): v = await v
     if isinstance(v, Secret): v = v.reveal()
-    if v: self._secrets.add(v)
+    if v: self._keep(v)
     elif src is None and self.key_env and not _loopback(self.base_url):
         raise MissingKey(f"{self.provider}: no API key: set the environment variable {self.key_env} "
                          f"(or pass api_key= to {type(self).__name__} / client_for_model)")
     return v or None
 
+def _keep(self: HTTPClient, v: str) -> None:
+    if v and all(s.reveal() != v for s in self._secrets): self._secrets.append(Secret(v))
+
 def _scrub(self: HTTPClient, text: str) -> str:
+    "`text` with every key this client has used replaced by `***`."
     for s in self._secrets:
-        if len(s) >= 4: text = text.replace(s, "***")
+        if len(v := s.reveal()) >= 4: text = text.replace(v, "***")
     return text
 
 def _relabel(self: HTTPClient, e: ClientError) -> ClientError:
@@ -670,7 +674,7 @@ def _parse(self: HTTPClient, body: Any, model: str) -> LLMResponse:
     try: return self._parse_body(body, self._price(model, body.get("model") if isinstance(body, dict) else None))
     except ClientError as e: raise self._relabel(e) from None
 
-HTTPClient._key, HTTPClient._scrub, HTTPClient._relabel, HTTPClient._parse = _key, _scrub, _relabel, _parse
+HTTPClient._key, HTTPClient._keep, HTTPClient._scrub, HTTPClient._relabel, HTTPClient._parse = _key, _keep, _scrub, _relabel, _parse
 
 # %% ../../nbs/06_clients.ipynb #7934b8ec
 def _model_for(self: HTTPClient, request: LLMRequest) -> str:
