@@ -182,9 +182,9 @@ async def _record(self: Session, turn: Turn, run: Run) -> Outcome:
     return out
 
 async def _wait(self: Session) -> Outcome:
-    "The Outcome of the turn started last, once it is recorded."
+    "The Outcome of the turn started last, once it is recorded (cancelling the wait leaves the turn running)."
     if self._task is None: raise ValueError("no turn has been started in this process")
-    return await self._task
+    return await asyncio.shield(self._task)
 
 Session._record, Session.wait = _record, _wait
 
