@@ -54,6 +54,7 @@ class Memory:
         self.path = Path(path) if path is not None else None
         self.notes: list[Note] = []
         self._tf: list[Counter] = []  # per note: word -> count
+        self._len: list[int] = []  # per note: its length in words
         self._postings: dict[str, list[int]] = {}  # word -> notes that contain it
         self._total = 0  # sum of the notes' lengths in words
         if self.path is not None: self._load(repair)
@@ -66,7 +67,7 @@ class Memory:
 def _index(self: Memory, note: Note):
     tf = Counter(tokens(" ".join([note.text, *note.tags, note.about])))
     for w in tf: self._postings.setdefault(w, []).append(note.n)
-    self._tf.append(tf); self._total += sum(tf.values()); self.notes.append(note)
+    self._tf.append(tf); self._len.append(sum(tf.values())); self._total += self._len[-1]; self.notes.append(note)
 
 def _line(note: Note) -> str: return json.dumps(note.model_dump(), ensure_ascii=False, separators=(",", ":")) + "\n"
 
@@ -102,7 +103,7 @@ def _search(self: Memory, query: str,  # words to look for
         if not docs: continue
         idf = math.log(1 + (N - len(docs) + 0.5) / (len(docs) + 0.5))
         for i in docs:
-            f, dl = self._tf[i][w], sum(self._tf[i].values())
+            f, dl = self._tf[i][w], self._len[i]
             scores[i] = scores.get(i, 0.0) + idf * f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avg))
     hits = [(self.notes[i], s) for i, s in scores.items() if s > 0 and need <= set(self.notes[i].tags)]
     hits.sort(key=lambda h: (-h[1], -h[0].n))
