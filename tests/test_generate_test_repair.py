@@ -1,22 +1,19 @@
-"""GenerateTestRepair: bounds, repairs, candidates, drop-outs, budget, order independence, prefixes, replay, fixture, check_24."""
+"""GenerateTestRepair: bounds, repairs, candidates, drop-outs, budget, order independence, prefixes, replay, fixture,
+extract_answer. The runs test with tasks.game24's check_24 (its own tests are in test_game24.py)."""
 
-import csv
 import random
-from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
-from reasoning_kit.algos.generate_test_repair import (GenerateTestRepair, check_24, eval_arithmetic, extract_answer,
-                                                       puzzle_numbers)
+from reasoning_kit.algos.generate_test_repair import GenerateTestRepair, extract_answer
 from reasoning_kit.events import Timeline
 from reasoning_kit.llm.fake import text
 from reasoning_kit.runtime import Budget, RunReducer, Status, fold_run
+from reasoning_kit.tasks.game24 import check_24
 from reasoning_kit.validate import ValidationHandler
 
 from _support import check_fixture, read_fixture, request_keys, run_scripted, write_fixture
 
-GAME24 = Path(__file__).parent / ".." / ".." / "shared" / "data" / "game24" / "24.csv"
 TASK = "Make 24 from 3, 3, 8, 8"
 RIGHT = "Answer: 8 / (3 - 8 / 3)"
 # Candidate i asks with seed Random(f"{run seed}:gtr/{i}").randrange(2**31) (Context.rng); a scripted model
@@ -327,7 +324,7 @@ def test_frozen_log_replays_without_the_model():
     assert out.value == expected["result"]
 
 
-# --- extract_answer and the Game of 24 check -----------------------------------------------------------
+# --- extract_answer -----------------------------------------------------------
 
 
 @pytest.mark.parametrize("reply,answer", [
@@ -341,82 +338,6 @@ def test_frozen_log_replays_without_the_model():
 ])
 def test_extract_answer(reply, answer):
     assert extract_answer(reply) == answer
-
-
-@pytest.mark.parametrize("expr", [
-    "__import__('os').system('echo pwned')", "open('/etc/passwd').read()", "(lambda: 24)()", "x", "[24][0]",
-    "9 ** 9 ** 9", "24 if 1 else 0", "-24 * -1", "8 // 3", "1e3", "True + 23", "'24'",
-])
-def test_eval_arithmetic_refuses_anything_but_arithmetic(expr):
-    with pytest.raises((ValueError, SyntaxError)):
-        eval_arithmetic(expr)
-
-
-@pytest.mark.parametrize("answer,ok,message", [
-    ("8 / (3 - 8 / 3)", True, ""),
-    ("(8 / (3 - 8 / 3)) = 24.", True, ""),
-    ("8 ÷ (3 − 8 ÷ 3)", True, ""),
-    ("8 + 8 + 3 + 3", False, "8 + 8 + 3 + 3 = 22, not 24"),
-    ("8 * 3", False, "8 * 3 uses 3, 8, but the numbers are 3, 3, 8, 8: use each exactly once"),
-    ("8 / 3", False, "8 / 3 uses 3, 8, but the numbers are 3, 3, 8, 8: use each exactly once"),
-    ("(3 + 3) * 8 / 8", False, "(3 + 3) * 8 / 8 = 6, not 24"),
-    ("8 * (3 - 3) / 8 + 24", False, "8 * (3 - 3) / 8 + 24 uses 3, 3, 8, 8, 24, but the numbers are 3, 3, 8, 8: use each exactly once"),
-    ("8 / (3 - 3) + 8", False, "8 / (3 - 3) + 8: 8 / (3 - 3) divides by zero"),
-    ("", False, "the answer is empty: give one arithmetic expression"),
-    ("(" * 300 + "1" + ")" * 300, False, "the answer is 601 characters long: give one short arithmetic expression"),
-    ("((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((3)))", False, None),
-    ("import os", False, "'import os' is not an arithmetic expression"),
-])
-def test_check_24(answer, ok, message):
-    got = check_24(answer, {"input": {"task": TASK}})
-    assert got[0] is ok
-    if message is not None:
-        assert got[1] == message
-
-
-def test_puzzle_numbers_sources():
-    assert puzzle_numbers({"input": {"numbers": [1, 2, 3, 4]}}) == [1, 2, 3, 4]
-    assert puzzle_numbers({"input": {"numbers": "4 9 10 13"}}) == [4, 9, 10, 13]
-    assert puzzle_numbers({"input": {"task": "Use 4 9 10 13 to make 24"}}) == [4, 9, 10, 13]
-    assert puzzle_numbers({"input": {}, "numbers": "1,1,4,6"}) == [1, 1, 4, 6]
-    with pytest.raises(ValueError, match="four numbers"):
-        puzzle_numbers({"input": {"task": "Make 24 from 1 and 2"}})
-
-
-def _solve(nums):
-    "Brute force: an expression over `nums` (Fractions with text) that makes 24, or None."
-    if len(nums) == 1:
-        return nums[0][1] if nums[0][0] == 24 else None
-    for i in range(len(nums)):
-        for j in range(len(nums)):
-            if i == j:
-                continue
-            (a, sa), (b, sb) = nums[i], nums[j]
-            rest = [nums[k] for k in range(len(nums)) if k not in (i, j)]
-            for value, s in [(a + b, f"({sa} + {sb})"), (a - b, f"({sa} - {sb})"), (a * b, f"({sa} * {sb})")] + \
-                    ([(a / b, f"({sa} / {sb})")] if b else []):
-                found = _solve(rest + [(value, s)])
-                if found:
-                    return found
-    return None
-
-
-@pytest.mark.skipif(not GAME24.exists(), reason="the shared Game of 24 data is not here")
-def test_check_24_accepts_solutions_to_real_puzzles_and_rejects_near_misses():
-    rows = list(csv.DictReader(GAME24.open()))
-    puzzles = [r["Puzzles"] for r in rows[:15] + rows[900:915]]  # easy ones and some of the paper's test set
-    solved = 0
-    for p in puzzles:
-        nums = [int(x) for x in p.split()]
-        expr = _solve([(Fraction(n), str(n)) for n in nums])
-        if expr is None:
-            continue
-        solved += 1
-        ctx = {"input": {"task": f"Use {p} to make 24", "numbers": p}}
-        assert check_24(expr, ctx) == (True, ""), (p, expr)
-        assert check_24(f"{expr} + 1", ctx)[0] is False  # one number too many
-        assert eval_arithmetic(expr)[0] == 24
-    assert solved >= 25
 
 
 if __name__ == "__main__":

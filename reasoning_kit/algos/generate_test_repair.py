@@ -7,11 +7,8 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/generate_test_repair.html.md
 # %% ../../nbs/17_generate_test_repair.ipynb #d9d40e60
 from __future__ import annotations
 
-import ast
-import operator
 import re
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Callable
 
 from ..events import Event
@@ -19,8 +16,7 @@ from ..llm import LLMRequest, Message
 from ..runtime import Algorithm, BudgetExhausted, Context, EffectFailed, Status
 
 # %% auto #0
-__all__ = ['GENERATE_SYSTEM', 'REPAIR_PROMPT', 'extract_answer', 'eval_arithmetic', 'puzzle_numbers', 'check_24', 'RepairState',
-           'GenerateTestRepair']
+__all__ = ['GENERATE_SYSTEM', 'REPAIR_PROMPT', 'extract_answer', 'RepairState', 'GenerateTestRepair']
 
 # %% ../../nbs/17_generate_test_repair.ipynb #af5f67ff
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
@@ -34,50 +30,6 @@ def extract_answer(reply: str) -> str:
     return lines[-1].strip() if lines else reply.strip()
 
 # %% ../../nbs/17_generate_test_repair.ipynb #52239d43
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
-
-def eval_arithmetic(expr: str) -> tuple[Fraction, list[int]]:
-    "The exact value of `expr` (whole numbers, + - * / and parentheses only) and the numbers it uses; parsed with `ast`, never `eval`."
-    used: list[int] = []
-    def ev(n):
-        if isinstance(n, ast.Constant) and type(n.value) is int: used.append(n.value); return Fraction(n.value)
-        if isinstance(n, ast.BinOp) and type(n.op) in _OPS:
-            a, b = ev(n.left), ev(n.right)
-            if isinstance(n.op, ast.Div) and b == 0: raise ZeroDivisionError(f"{ast.unparse(n)} divides by zero")
-            return _OPS[type(n.op)](a, b)
-        raise ValueError(f"only whole numbers, + - * / and parentheses are allowed, not {ast.unparse(n)!r}")
-    return ev(ast.parse(expr, mode="eval").body), used
-
-# %% ../../nbs/17_generate_test_repair.ipynb #6fda5e3e
-def puzzle_numbers(ctx: dict) -> list[int]:
-    "The Game of 24 puzzle's four numbers: `input['numbers']`, else the task's numbers besides the 24."
-    inp = ctx.get("input", {})
-    nums = ctx.get("numbers", inp.get("numbers"))
-    if nums is None:
-        nums = [int(x) for x in re.findall(r"\d+", str(inp.get("task", "")))]
-        if len(nums) == 5 and 24 in nums: nums.remove(24)
-    elif isinstance(nums, str): nums = [int(x) for x in nums.replace(",", " ").split()]
-    if len(nums) != 4: raise ValueError(f"check_24 needs the puzzle's four numbers in input['numbers'] (or in the task), got {nums}")
-    return [int(x) for x in nums]
-
-def _nums(ns) -> str: return ", ".join(map(str, sorted(ns)))
-
-def check_24(answer: str, ctx: dict) -> tuple[bool, str]:
-    "A Game of 24 check: `answer` must use the puzzle's four numbers, each once, with + - * / to make 24."
-    numbers = puzzle_numbers(ctx)
-    expr = re.sub(r"=\s*24\s*$", "", str(answer).strip().rstrip(".")).strip()
-    expr = re.sub(r"(?<=[\d)\s])x(?=[\s(\d])", "*", expr.replace("×", "*").replace("÷", "/").replace("−", "-"))
-    if not expr: return False, "the answer is empty: give one arithmetic expression"
-    if len(expr) > 200: return False, f"the answer is {len(expr)} characters long: give one short arithmetic expression"
-    try: value, used = eval_arithmetic(expr)
-    except SyntaxError: return False, f"{expr!r} is not an arithmetic expression"
-    except (ValueError, ZeroDivisionError, RecursionError, MemoryError) as e: return False, f"{expr}: {e}"
-    if sorted(used) != sorted(numbers):
-        return False, f"{expr} uses {_nums(used)}, but the numbers are {_nums(numbers)}: use each exactly once"
-    if value != 24: return False, f"{expr} = {value}, not 24"
-    return True, ""
-
-# %% ../../nbs/17_generate_test_repair.ipynb #d151b2a0
 @dataclass
 class RepairState:
     "The fold of a generate-test-repair run's events."
@@ -88,7 +40,7 @@ class RepairState:
     winner: dict | None = None  # {candidate, attempt, answer} of the passing attempt
     ended: str | None = None  # "passed" or "max_repairs"
 
-# %% ../../nbs/17_generate_test_repair.ipynb #d46cf15c
+# %% ../../nbs/17_generate_test_repair.ipynb #796e9dd4
 GENERATE_SYSTEM = ("You are an expert problem solver. Your answer will be checked automatically by a program, so give it "
                    "exactly in the form the task asks for: put code in a single fenced code block; otherwise end with a "
                    "line 'Answer: <your answer>'.")
@@ -96,7 +48,7 @@ REPAIR_PROMPT = ("Your answer failed the check:\n\n{message}\n\nFind the mistake
                  "answer in the same form.")
 _NO_MESSAGE = "(the check gave no details)"
 
-# %% ../../nbs/17_generate_test_repair.ipynb #3d69377c
+# %% ../../nbs/17_generate_test_repair.ipynb #6fda5e3e
 class GenerateTestRepair(Algorithm):
     "Generate `candidates` answers, test each with a named check, repair failures from the check's message."
     name = "generate_test_repair"
@@ -120,7 +72,7 @@ class GenerateTestRepair(Algorithm):
         self.extract, self.temperature, self.model, self.repair_model = extract, temperature, model, repair_model
         self.max_calls = candidates * (1 + max_repairs)
 
-# %% ../../nbs/17_generate_test_repair.ipynb #12339cd0
+# %% ../../nbs/17_generate_test_repair.ipynb #d151b2a0
 def _initial(self: GenerateTestRepair) -> RepairState: return self.State()
 
 def _apply(self: GenerateTestRepair, s: RepairState, e: Event):
@@ -146,7 +98,7 @@ def _result(self: GenerateTestRepair, s: RepairState) -> dict:
 
 GenerateTestRepair.initial, GenerateTestRepair.apply, GenerateTestRepair.result = _initial, _apply, _result
 
-# %% ../../nbs/17_generate_test_repair.ipynb #d2920085
+# %% ../../nbs/17_generate_test_repair.ipynb #d46cf15c
 async def _run(self: GenerateTestRepair, ctx: Context) -> Status | None:
     self.check_handler(ctx)
     ctx.emit("generate_test_repair.started", candidates=self.candidates, messages=[m.model_dump(mode="json", exclude_defaults=True) for m in self.opening(ctx)])
@@ -170,7 +122,7 @@ async def _run(self: GenerateTestRepair, ctx: Context) -> Status | None:
 
 GenerateTestRepair.run = _run
 
-# %% ../../nbs/17_generate_test_repair.ipynb #569f450e
+# %% ../../nbs/17_generate_test_repair.ipynb #3d69377c
 async def _attempt(self: GenerateTestRepair, ctx: Context, i: int, attempt: int) -> dict:
     "Draft (attempt 0) or repair candidate `i`, then test it; returns what happened."
     out, first = {"candidate": i, "attempt": attempt}, attempt == 0
@@ -195,7 +147,7 @@ def _record(self: GenerateTestRepair, ctx: Context, o: dict):
 
 GenerateTestRepair.attempt, GenerateTestRepair.record = _attempt, _record
 
-# %% ../../nbs/17_generate_test_repair.ipynb #a08c88ec
+# %% ../../nbs/17_generate_test_repair.ipynb #3054813b
 def _opening(self: GenerateTestRepair, ctx: Context) -> list[Message]:
     if "task" not in ctx.input: raise ValueError(f"{type(self).__name__} needs input['task'], got keys {sorted(ctx.input)}")
     return [Message(role="system", content=self.system), Message(role="user", content=str(ctx.input["task"]))]
