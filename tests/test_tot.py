@@ -1,8 +1,6 @@
 """TreeOfThoughts: the spec example, bounds, budget, order independence, replay, prefixes, the frozen
 log, flaky models, parallel=False, min_score, code scorer, synthesis, per-role models and the paper's modes."""
 import asyncio
-import contextlib
-import io
 import json
 import re
 from dataclasses import asdict
@@ -73,27 +71,7 @@ def keys_of(out) -> list[str]:
     return [e.key for e in out.log if e.kind == "llm.request"]
 
 
-# -- the specification's example -------------------------------------------------------------------
-
-def test_the_specification_example_prints_its_line():
-    async def tree() -> None:
-        def model(request):
-            if "Rate how promising" in system_of(request):
-                return text(json.dumps({"score": 10 if "FINAL" in user_of(request) else 6}))
-            steps = user_of(request).count("\n1. ") + user_of(request).count("\n2. ")
-            return text("FINAL: (8 / (3 - 8 / 3))" if steps >= 2 else "consider 8 / 3")
-
-        algorithm = TreeOfThoughts(depth=3, width=2, branching=2)
-        async with Engine() as engine:
-            LLMHandler(FakeLLMClient(model)).attach(engine)
-            out = await engine.run(algorithm, {"task": "Make 24 from 3, 3, 8, 8"})
-        print("tree:", out.value["answer"], "| score", out.value["score"], "| at most", algorithm.max_calls, "model calls")
-
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        asyncio.run(tree())
-    assert buf.getvalue() == "tree: (8 / (3 - 8 / 3)) | score 10.0 | at most 24 model calls\n"
-
+# -- the specification's example (its printed line is checked by test_example.py) ------------------
 
 def test_spec_example_result_tree_and_keys():
     out, client = run(go(TreeOfThoughts(depth=3, width=2, branching=2)))
