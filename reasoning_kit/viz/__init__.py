@@ -7,6 +7,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/stepper.html.md"""
 # %% ../../nbs/20_stepper.ipynb #2280797c
 from __future__ import annotations
 
+import asyncio
 import bisect
 import copy
 import html
@@ -407,7 +408,7 @@ def usage_html(s: RunState, e: Event | None = None) -> str:
     if s.cost or b.get("cost") is not None: parts.append(f"cost {_of(s.cost, b.get('cost'), lambda x: f'${x:.4f}')}")
     if e is not None: parts.append(f"time {_of(e.at, b.get('seconds'), lambda x: f'{x:.2f}s')}")
     tools = {k: v for k, v in s.issued.items() if k != "llm"}
-    if tools: parts.append(" · ".join(f"{k} {v}" for k, v in tools.items()))
+    if tools: parts.append(" · ".join(f"{k} calls {v}" for k, v in tools.items()))
     if s.pending: parts.append(f"<b>{len(s.pending)} pending</b>")
     if s.exhausted: parts.append(f'<b style="color:#b45309">budget exhausted: {esc(s.exhausted)}</b>')
     if s.status: parts.append(f'<b style="color:{"#047857" if s.status == "ok" else "#b91c1c"}">{esc(s.status)}</b>'
@@ -539,18 +540,24 @@ def _repr_mimebundle_(self: Stepper, include=None, exclude=None):
 Stepper._build, Stepper._redraw, Stepper.widget, Stepper._repr_mimebundle_ = _build, _redraw, _widget, _repr_mimebundle_
 
 # %% ../../nbs/20_stepper.ipynb #15140695
-def _on_event(self: Stepper, e: Event):  # called inside `Log.append`: cheap, and never raises
-    at_end = self.pos >= len(self.events) - 2
-    if self.follow and at_end: self.pos = len(self.events) - 1
-    if e.kind == "run.finished" and self._unsubscribe is not None: self._unsubscribe(); self._unsubscribe = None
-    self._schedule()
+def _on_event(self: Stepper, e: Event):  # called inside `Log.append`: cheap, and never raises into the run
+    try:
+        at_end = self.pos >= len(self.events) - 2
+        if self.follow and at_end: self.pos = len(self.events) - 1
+        if e.kind == "run.finished" and self._unsubscribe is not None: self._unsubscribe(); self._unsubscribe = None
+        self._schedule()
+    except Exception as err:  # a display problem must never end the run it is watching
+        self.problem = f"the stepper stopped following: {type(err).__name__}: {err}"
 
 def _schedule(self: Stepper, delay: float = 0.05):
     if getattr(self, "_pending_redraw", False): return
     try: loop = asyncio.get_running_loop()
     except RuntimeError: self._changed(); return
     self._pending_redraw = True
-    def go(): self._pending_redraw = False; self._changed()
+    def go():
+        self._pending_redraw = False
+        try: self._changed()
+        except Exception as err: self.problem = f"redrawing failed: {type(err).__name__}: {err}"
     loop.call_later(delay, go)
 
 def _close(self: Stepper):

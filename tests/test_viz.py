@@ -1,0 +1,204 @@
+"""The stepper and the pictures, beyond the notebooks' inline tests: every frozen log steps and draws,
+`dot` missing degrades to plain HTML, a 10,000-event log steps without refolding, live runs are
+followed, and `import reasoning_kit` stays light."""
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reasoning_kit.events import Event, Log
+from reasoning_kit.llm import FakeLLMClient, LLMHandler, system, user
+from reasoning_kit.runtime import Algorithm, Budget, Engine, fold_run
+from reasoning_kit.viz import Compare, Graph, StepReducer, Stepper, view, view_for, views
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+VIEWS = {"tool_loop": "toolloop", "reflexion": "reflexion", "debate": "debate", "swarm": "swarm",
+         "tree_of_thoughts": "tot", "self_consistency": "self_consistency"}
+
+
+def _logs() -> list[Path]:
+    "The frozen run logs among the fixtures (other fixtures, like memory stores, are not run logs)."
+    return [p for p in sorted(FIXTURES.glob("*_v*.jsonl")) if '"reasoning_kit.log"' in p.open().readline()]
+
+
+def _py(code: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+def test_import_stays_light():
+    r = _py("import sys, reasoning_kit, reasoning_kit.runtime, reasoning_kit.algos\n"
+            "print([m for m in ('ipywidgets', 'graphviz', 'reasoning_kit.viz') if m in sys.modules])")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]", r.stdout
+
+
+def test_views_are_found_by_name_in_a_fresh_process():
+    "The stepper imports an algorithm's viz module the first time it meets the algorithm's name."
+    r = _py("import reasoning_kit.algos\nfrom reasoning_kit.viz import view_for, views\n"
+            f"names = {list(VIEWS)!r}\nassert not set(names) & set(views), views\n"
+            "print({n: view_for(n).draw.__module__ for n in names})")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.replace("'", '"')) == {n: f"reasoning_kit.viz.{m}" for n, m in VIEWS.items()}
+
+
+@pytest.mark.parametrize("path", _logs(), ids=lambda p: p.stem)
+def test_every_frozen_log_steps_and_draws(path):
+    "Each algorithm's frozen log: every event has a picture and readable text, and the state is the fold of the prefix."
+    log = Log.read(path)
+    s = Stepper(path)
+    assert len(s) == len(log) and s.problem is None
+    name = log[0].data["algorithm"]
+    if name in VIEWS: assert s.view.draw.__module__ == f"reasoning_kit.viz.{VIEWS[name]}"
+    for i in range(len(s)):
+        pic, ev = s.picture(i), s.event_html(i)
+        assert "view failed" not in pic, pic
+        assert log[i].kind in ev
+    for i in sorted({0, 1, len(log) // 3, len(log) // 2, len(log) - 1}):
+        assert s.state_at(i) == fold_run(log[:i + 1])
+    final = s.frame(len(s) - 1).html
+    assert "event %d of %d" % (len(log), len(log)) in final
+
+
+def test_frames_without_dot_fall_back_to_plain_html():
+    "With no `dot` on the PATH, every view still renders: the notice and a plain rendering, never an error."
+    code = ("from reasoning_kit.viz import Stepper, dot_available\nassert not dot_available()\n"
+            f"for p in {[str(p) for p in _logs()]!r}:\n"
+            "    s = Stepper(p); h = s.frame(len(s) - 1).html\n"
+            "    assert '<svg' not in h and 'view failed' not in h, p\n"
+            "    print(p.split('/')[-1], 'apt-get install graphviz' in h)\n")
+    bindir = Path(sys.executable).parent  # keep python itself, drop /usr/bin where dot lives
+    r = _py(code, {"PATH": str(bindir)})
+    assert r.returncode == 0, r.stderr
+    lines = dict(l.split() for l in r.stdout.strip().splitlines())
+    assert lines["tot_v0.1.jsonl"] == "True" and lines["swarm_v0.1.jsonl"] == "True", lines  # the graph views say why
+
+
+# --- a tiny algorithm for the mechanics -------------------------------------------------------------
+
+class Tally(Algorithm):
+    name = "viz_test_tally"
+    def __init__(self, steps: int = 3): self.steps = steps
+    def initial(self): return {"said": []}
+    def apply(self, s, e):
+        if e.kind == "tally.said": s["said"].append(e.data["text"])
+    async def run(self, ctx):
+        for i in range(self.steps):
+            r = await ctx.llm([system("Count."), user(f"say {i}")], key=f"tally/{i}")
+            ctx.emit("tally.said", i=i, text=r.text)
+    def result(self, s): return {"n": len(s["said"])}
+
+
+@view("viz_test_tally", jumps={"said": "tally.said"}, step="tally.said")
+def _tally_view(state, event):
+    g = Graph()
+    for i, t in enumerate(state.algo["said"][-5:]): g.node(str(i), t)
+    return g
+
+
+async def _run(steps, model=lambda r: "ok " + r.messages[-1].content, **kw):
+    async with Engine() as engine:
+        LLMHandler(FakeLLMClient(model)).attach(engine)
+        return await engine.run(Tally(steps), {}, **kw)
+
+
+def test_ten_thousand_events_step_without_refolding():
+    out = asyncio.run(_run(3333))
+    n = len(out.log)
+    assert n >= 10_000
+    applied = []
+
+    class Counting(StepReducer):
+        def apply(self, s, e): applied.append(e.seq); super().apply(s, e)
+
+    s = Stepper(out)
+    s.reducer = s.timeline.reducer = Counting(s.algorithm)
+    s.goto(n - 2); s.state; applied.clear()
+    times = []
+    for move in [s.next, s.prev, s.prev] + [lambda k=k: s.goto(k) for k in range(0, n, 97)]:
+        t = time.perf_counter(); move(); s.picture(); s.event_html(); s.usage_html(); times.append(time.perf_counter() - t)
+    # a step never folds more than one checkpoint interval of events, however far from the start it is
+    assert max(len(applied), 1) <= (3 + len(range(0, n, 97))) * s.timeline.every
+    per_move = []
+    for move in [s.next] * 200:
+        applied.clear(); move(); s.state; per_move.append(len(applied))
+    assert max(per_move) <= 1  # forwards: one event applied a step
+    assert sum(times) / len(times) < 0.05, f"mean step {sum(times) / len(times) * 1000:.1f} ms"
+
+
+def test_unknown_algorithm_still_steps():
+    out = asyncio.run(_run(2))
+    events = [Event(kind=e.kind, key=e.key, seq=e.seq, at=e.at, data={**e.data, "algorithm": "nobody_knows"})
+              if e.kind == "run.started" else e for e in out.log]
+    s = Stepper(Log(events))
+    assert s.algorithm is None and "nobody_knows" in s.problem
+    html = s.frame(len(s) - 1).html
+    assert "nobody_knows" in html and "run.finished" in html and "model calls 2" in html
+
+
+def test_live_run_is_followed_and_redrawn():
+    async def main():
+        async def slow(r):
+            await asyncio.sleep(0.01); return "ok"
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(slow)).attach(engine)
+            run = engine.start(Tally(5), {})
+            s = Stepper(run); s.widget()
+            sizes = []
+            while run.state.status is None:
+                await asyncio.sleep(0.02); sizes.append((len(s), s.pos))
+            await run; await asyncio.sleep(0.1)
+            return run, s, sizes
+    run, s, sizes = asyncio.run(main())
+    assert len({n for n, _ in sizes}) >= 3 and all(p == n - 1 for n, p in sizes if n)
+    assert s.pos == len(run.log) - 1 and s.slider.max == len(run.log) - 1 and "run.finished" in s.event_pane.value
+    assert not s._live() and "live" not in s.position.value
+
+
+def test_follow_false_stays_put():
+    async def main():
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(lambda r: "ok")).attach(engine)
+            run = engine.start(Tally(3), {})
+            s = Stepper(run, follow=False)
+            await run
+            return run, s
+    run, s = asyncio.run(main())
+    assert s.pos == 0 and len(s) == len(run.log)
+
+
+def test_display_has_widget_and_static_html():
+    out = asyncio.run(_run(3, budget=Budget(calls=9)))
+    s = Stepper(out).goto(5)
+    bundle = s._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle and "<svg" in bundle["text/html"]
+    assert "model calls 2 / 9" in bundle["text/html"]
+
+
+def test_widget_buttons_slider_and_jumps():
+    out = asyncio.run(_run(4))
+    s = Stepper(out); s.widget()
+    s.next_button.click(); s.next_button.click()
+    assert (s.pos, s.slider.value) == (2, 2) and "llm.result" in s.event_pane.value and "ok say 0" in s.event_pane.value
+    s.slider.value = 7
+    assert s.pos == 7 and s.event.kind == "llm.request" and "say 2" in s.event_pane.value
+    s.jump_kind.value = "said"; s.jump_next.click()
+    assert s.event.kind == "tally.said" and s.event.data["i"] == 2 and "ok say 2" in s.picture_pane.value
+    s.jump_back.click(); assert s.event.data["i"] == 1
+    s.prev_button.click(); assert s.pos == s.slider.value and s.event.kind == "llm.result"
+    s.play.value = 0; assert s.pos == 0 and "run.started" in s.event_pane.value
+
+
+def test_compare_aligns_by_step():
+    a, b = asyncio.run(_run(2)), asyncio.run(_run(4))
+    c = Compare(a, b)
+    assert c.steps == 5
+    assert [s.events[i].data["i"] for s, i in zip(c.sides, c.position(1))] == [1, 1]
+    assert c.position(3)[0] == len(a.log) - 1  # the shorter run shows its end
+    assert "step <b>3</b>" in c.html(3)
