@@ -19,7 +19,8 @@ from reasoning_kit.viz import Compare, Graph, StepReducer, Stepper, view, view_f
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 VIEWS = {"tool_loop": "toolloop", "reflexion": "reflexion", "debate": "debate", "swarm": "swarm",
-         "tree_of_thoughts": "tot", "self_consistency": "self_consistency"}
+         "tree_of_thoughts": "tot", "self_consistency": "self_consistency", "generator_critic": "generator_critic",
+         "generate_test_repair": "generate_test_repair"}
 
 
 def _logs() -> list[Path]:
