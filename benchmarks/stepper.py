@@ -106,10 +106,43 @@ def bench(algorithm, n_events, label, walk=None):  # walk: how many steps forwar
     return worst
 
 
+def bench_tot():
+    "The largest tree the bounds allow (depth 8, width 5, branching 5): the real picture, redrawn by dot as it grows."
+    import hashlib, re
+    from reasoning_kit.algos import TreeOfThoughts
+    from reasoning_kit.llm.fake import text
+
+    h = lambda s: int(hashlib.md5(s.encode()).hexdigest()[:8], 16)
+    def wide(request):
+        u = next((m.content or "" for m in reversed(request.messages) if m.role == "user"), "")
+        if request.role == "evaluator": return text(f"score: {h(u) % 11}/10")
+        depth, k = len(re.findall(r"\n\d+\. ", u)), int(re.search(r"List up to (\d+)", u)[1])
+        return text("\n".join(f"step {depth + 1}: idea {(h(u) + 7 * i) % 97}" for i in range(k)))
+
+    async def go():
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(wide)).attach(engine)
+            return await engine.run(TreeOfThoughts(depth=8, width=5, branching=5, generate="propose", min_score=3, stop_score=None),
+                                    {"task": "Make 24 from 4, 9, 10, 13"})
+    out = asyncio.run(go())
+    s = Stepper(out)
+    n = len(out.log)
+    print(f"\ntree of thoughts, depth 8 x width 5 x branching 5: {n:,} events, {len(out.state.algo.nodes)} nodes")
+    fwd = step_times(s.goto(0), [s.next] * (n - 1))
+    rng = random.Random(1)
+    jumps = step_times(s, [lambda: s.goto(rng.randrange(n)) for _ in range(100)])
+    levels = step_times(s.goto(0), [lambda: s.jump("level")] * 8)
+    print(f"  next     ({n - 1:,} steps): {ms(fwd)}")
+    print(f"  slider to a random event (100): {ms(jumps)}")
+    print(f"  jump to the next level (8): {ms(levels)}")
+    return statistics.mean(fwd)
+
+
 if __name__ == "__main__":
     n_events = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
     print(f"stepper benchmark; graphviz dot {'found' if dot_available() else 'NOT found (plain HTML pictures)'}")
     worst = bench(Notes, n_events, "generic view (state table)")
     worst = max(worst, bench(GraphNotes, n_events, "graph view (SVG through dot, cached), the last 1,500 events", walk=1500))
+    bench_tot()
     print(f"\ntime per step at {n_events:,} events: worst mean {worst * 1000:.2f} ms (target under 50 ms): "
           f"{'OK' if worst < 0.05 else 'TOO SLOW'}")
