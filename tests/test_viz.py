@@ -146,14 +146,14 @@ def test_unknown_algorithm_still_steps():
 def test_live_run_is_followed_and_redrawn():
     async def main():
         async def slow(r):
-            await asyncio.sleep(0.01); return "ok"
+            await asyncio.sleep(0.03); return "ok"
         async with Engine() as engine:
             LLMHandler(FakeLLMClient(slow)).attach(engine)
             run = engine.start(Tally(5), {})
             s = Stepper(run); s.widget()
             sizes = []
             while run.state.status is None:
-                await asyncio.sleep(0.02); sizes.append((len(s), s.pos))
+                await asyncio.sleep(0.01); sizes.append((len(s), s.pos))
             await run; await asyncio.sleep(0.1)
             return run, s, sizes
     run, s, sizes = asyncio.run(main())
