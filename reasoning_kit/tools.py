@@ -25,7 +25,8 @@ class Tool:
     def __init__(self, fn: Callable, name: str | None = None, description: str | None = None, approval: bool = False):
         self.fn, self.name, self.approval = fn, name or fn.__name__, approval
         self.description = description or (inspect.getdoc(fn) or "").split("\n")[0]
-        docs = docments(fn)
+        try: docs = docments(fn)
+        except (OSError, TypeError): docs = {}  # no source to read comments from (a REPL, `python -c`)
         fields = {}
         for p in inspect.signature(fn).parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD): raise TypeError(f"tool {self.name}: *args/**kwargs can't be described to a model")
