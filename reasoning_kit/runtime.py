@@ -73,7 +73,7 @@ class RunState:
     error: str | None = None
     exhausted: str | None = None  # the budget limit that ended the run, if one did
     issued: dict[str, int] = field(default_factory=dict)  # effect -> requests in the log
-    pending: dict[str, dict] = field(default_factory=dict)  # key -> {"effect", "request"} not yet answered
+    pending: dict[str, str] = field(default_factory=dict)  # key -> effect, asked and not yet answered
     results: dict[str, dict] = field(default_factory=dict)  # key -> {"effect", "result"} or {"effect", "error"}
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -100,7 +100,7 @@ def _started(s: RunState, e: Event):
 def _request(s: RunState, e: Event):
     eff = e.kind.split(".", 1)[0]
     s.issued[eff] = s.issued.get(eff, 0) + 1
-    s.pending[e.key] = {"effect": eff, "request": e.data.get("request")}
+    s.pending[e.key] = eff  # the request itself stays in the log: no copy per call
 
 def _result(s: RunState, e: Event):
     eff = e.kind.split(".", 1)[0]
