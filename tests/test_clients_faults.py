@@ -415,3 +415,24 @@ def test_the_engine_closes_clients_and_logs_retries_as_events_not_calls():
     kinds = [e.kind for e in out.log if e.kind.startswith("llm.")]
     assert kinds == ["llm.request", "llm.retry", "llm.result"] and out.calls == 1
     assert client._http is None  # closed by the engine's block
+
+
+def test_pooled_transport_spreads_calls_and_releases_every_pool():
+    async def go():
+        async with BadServer(["ok"], hold=0.02) as s:
+            c = OpenAIClient("m", base_url=s.url, max_in_flight=16, backoff=0.01)
+            await c.complete(REQ)
+            transport = c._http._transport
+            peak = []
+            async def watch():
+                for _ in range(20): peak.append(sum(1 for b in transport.busy if b)); await asyncio.sleep(0.005)
+            await asyncio.gather(watch(), *[c.complete(REQ) for _ in range(12)])
+            s.modes, s.seen = ["cut"], 0
+            with pytest.raises(StreamTruncated): await collect(c)  # a stream cut halfway still releases its pool
+            s.modes = ["ok"]
+            await collect(c)
+            busy = list(transport.busy)
+            await c.aclose()
+            return len(transport.pools), max(peak), busy
+    pools, peak, busy = run(go())
+    assert pools == 4 and peak >= 3 and busy == [0, 0, 0, 0]

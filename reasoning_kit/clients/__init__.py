@@ -34,8 +34,8 @@ __all__ = ['log', 'PROVIDERS', 'settings', 'PRICES', 'RETRY_STATUSES', 'Provider
            'wire_model', 'Secret', 'Settings', 'Price', 'set_price', 'price_for', 'cost_of', 'ClientError', 'APIError',
            'MissingKey', 'ConnectionFailed', 'CallTimeout', 'MalformedResponse', 'StreamTruncated', 'parse_retry_after',
            'backoff', 'RateLimiter', 'openai_body', 'parse_arguments', 'parse_openai', 'anthropic_body',
-           'parse_anthropic', 'sse_events', 'OpenAIStream', 'AnthropicStream', 'HTTPClient', 'OpenAIClient',
-           'AnthropicClient', 'client_for_model']
+           'parse_anthropic', 'sse_events', 'OpenAIStream', 'AnthropicStream', 'HTTPClient', 'PooledTransport',
+           'OpenAIClient', 'AnthropicClient', 'client_for_model']
 
 # %% ../../nbs/06_clients.ipynb #29a8e638
 @dataclass(frozen=True)
@@ -589,7 +589,7 @@ class HTTPClient:
                  connect_timeout: float = 10.0, timeout: float = 600.0,  # seconds: to connect; for a whole attempt
                  prices: dict[str, Price] | None = None,  # this client's additions to PRICES
                  provider: str | None = None,  # a name for messages, e.g. "vllm"
-                 transport: httpx.AsyncBaseTransport | None = None):  # for tests
+                 transport: httpx.AsyncBaseTransport | None = None):  # your own (tests, HTTP/2); None: a PooledTransport
         if max_in_flight < 1: raise ValueError(f"{type(self).__name__}: max_in_flight must be at least 1, got {max_in_flight}")
         if max_retries < 0: raise ValueError(f"{type(self).__name__}: max_retries must be at least 0, got {max_retries}")
         self.model = wire_model(model)
@@ -617,13 +617,43 @@ class HTTPClient:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, key={key})"
 
 # %% ../../nbs/06_clients.ipynb #75806750
+class _Released(httpx.AsyncByteStream):
+    "A response body that reports once when it is closed."
+    def __init__(self, inner: httpx.AsyncByteStream, done: Callable[[], None]): self.inner, self.done = inner, done
+    async def __aiter__(self):
+        async for chunk in self.inner: yield chunk
+    async def aclose(self):
+        try: await self.inner.aclose()
+        finally:
+            if self.done is not None: self.done(); self.done = None
+
+class PooledTransport(httpx.AsyncBaseTransport):
+    "Small connection pools behind one transport; each request goes to the least busy pool."
+    def __init__(self, connections: int,  # connections in all
+                 per_pool: int = 4):  # connections per pool
+        n, ssl = max(1, -(-connections // per_pool)), httpx.create_ssl_context()
+        limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
+        self.pools = [httpx.AsyncHTTPTransport(verify=ssl, limits=limits) for _ in range(n)]
+        self.busy = [0] * n  # requests in each pool whose response is still open
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        i = min(range(len(self.pools)), key=self.busy.__getitem__)
+        self.busy[i] += 1
+        def done(): self.busy[i] -= 1
+        try: r = await self.pools[i].handle_async_request(request)
+        except BaseException: done(); raise
+        return httpx.Response(r.status_code, headers=r.headers, stream=_Released(r.stream, done), extensions=r.extensions)
+
+    async def aclose(self) -> None:
+        for p in self.pools: await p.aclose()
+
+# %% ../../nbs/06_clients.ipynb #3133e41b
 def _pool(self: HTTPClient) -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     if self._http is None or self._loop is not loop:
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout),
-            limits=httpx.Limits(max_connections=self.max_in_flight, max_keepalive_connections=self.max_in_flight),
-            transport=self._transport)
+            transport=self._transport or PooledTransport(self.max_in_flight))
         self._loop, self._sem = loop, asyncio.Semaphore(self.max_in_flight)
         if self.limiter is not None: self.limiter._lock = None
     return self._http
@@ -639,7 +669,7 @@ async def _aenter(self): return self
 async def _aexit(self, *exc): await self.aclose()
 HTTPClient.__aenter__, HTTPClient.__aexit__ = _aenter, _aexit
 
-# %% ../../nbs/06_clients.ipynb #3133e41b
+# %% ../../nbs/06_clients.ipynb #7934b8ec
 async def _key(self: HTTPClient) -> str | None:
     src = self._api_key
     if src is None: v = settings.secrets(self.key_env) if self.key_env else None
@@ -676,7 +706,7 @@ def _parse(self: HTTPClient, body: Any, model: str) -> LLMResponse:
 
 HTTPClient._key, HTTPClient._keep, HTTPClient._scrub, HTTPClient._relabel, HTTPClient._parse = _key, _keep, _scrub, _relabel, _parse
 
-# %% ../../nbs/06_clients.ipynb #7934b8ec
+# %% ../../nbs/06_clients.ipynb #8215c3ca
 def _model_for(self: HTTPClient, request: LLMRequest) -> str:
     m = wire_model(request.model) or self.model
     if not m: raise ValueError(f"{self!r}: no model: give the request one (model='{self.provider}:NAME') or the client a default")
@@ -687,7 +717,7 @@ def _price(self: HTTPClient, sent: str, answered: str | None) -> Price | None:
 
 HTTPClient._model_for, HTTPClient._price = _model_for, _price
 
-# %% ../../nbs/06_clients.ipynb #8215c3ca
+# %% ../../nbs/06_clients.ipynb #1af5a262
 @asynccontextmanager
 async def _slot(self: HTTPClient, estimate: int):
     self._pool()
@@ -727,7 +757,7 @@ async def _send(self: HTTPClient, path: str, content: bytes, model: str, estimat
 
 HTTPClient._slot, HTTPClient._status_error, HTTPClient._transport_error, HTTPClient._send = _slot, _status_error, _transport_error, _send
 
-# %% ../../nbs/06_clients.ipynb #1af5a262
+# %% ../../nbs/06_clients.ipynb #4d6b2352
 def _retry_wait(self: HTTPClient, e: ClientError, attempt: int) -> float | None:
     if not e.retryable or attempt > self.max_retries: return None
     if e.retry_after is not None: return e.retry_after if e.retry_after <= self.max_wait else None
@@ -760,7 +790,7 @@ async def _retrying(self: HTTPClient, attempt_fn: Callable[[], Awaitable[LLMResp
 
 HTTPClient._retry_wait, HTTPClient._note_retry, HTTPClient._give_up, HTTPClient._retrying = _retry_wait, _note_retry, _give_up, _retrying
 
-# %% ../../nbs/06_clients.ipynb #4d6b2352
+# %% ../../nbs/06_clients.ipynb #77c1bfc0
 def _sample(request: LLMRequest, i: int) -> LLMRequest:
     return request.model_copy(update={"n": 1, "seed": None if request.seed is None else request.seed + i})
 
@@ -795,7 +825,7 @@ async def _complete(self: HTTPClient, request: LLMRequest, call=None) -> LLMResp
 
 HTTPClient._complete_one, HTTPClient.complete = _complete_one, _complete
 
-# %% ../../nbs/06_clients.ipynb #77c1bfc0
+# %% ../../nbs/06_clients.ipynb #9f8aad19
 def _deltas_of(resp: LLMResponse) -> list[TextDelta | ToolCallDelta]:
     "The deltas a stream of `resp` would have carried, one per text and per tool call."
     out: list = []
@@ -841,7 +871,7 @@ async def _stream_attempt(self: HTTPClient, content: bytes, model: str, estimate
 
 HTTPClient._stream_attempt = _stream_attempt
 
-# %% ../../nbs/06_clients.ipynb #9f8aad19
+# %% ../../nbs/06_clients.ipynb #57fcf84b
 async def _stream_one(self: HTTPClient, request: LLMRequest, call) -> AsyncIterator:
     model = self._model_for(request)
     content = _json_text(self._body(request, model, True)).encode()
@@ -866,7 +896,7 @@ async def _stream_one(self: HTTPClient, request: LLMRequest, call) -> AsyncItera
 
 HTTPClient._stream_one = _stream_one
 
-# %% ../../nbs/06_clients.ipynb #57fcf84b
+# %% ../../nbs/06_clients.ipynb #2d9943a7
 async def _interleave(streams: list[AsyncIterator]) -> AsyncIterator[tuple[int, Any]]:
     "Items of several async iterators as they come, as `(which, item)`; the first error is raised."
     q: asyncio.Queue = asyncio.Queue(); end = object()
@@ -918,7 +948,7 @@ async def _stream(self: HTTPClient, request: LLMRequest, call=None) -> AsyncIter
 
 HTTPClient._stream_samples, HTTPClient.stream = _stream_samples, _stream
 
-# %% ../../nbs/06_clients.ipynb #2d9943a7
+# %% ../../nbs/06_clients.ipynb #19c002e0
 class OpenAIClient(HTTPClient):
     "OpenAI chat completions, and every server that speaks the same wire format."
     provider = wire = "openai"
@@ -962,7 +992,7 @@ class AnthropicClient(HTTPClient):
     def _parse_body(self, body: Any, price: Price | None) -> LLMResponse: return parse_anthropic(body, price)
     def _accumulator(self) -> AnthropicStream: return AnthropicStream()
 
-# %% ../../nbs/06_clients.ipynb #bec50942
+# %% ../../nbs/06_clients.ipynb #ba330683
 _WIRES: dict[str, type[HTTPClient]] = {"openai": OpenAIClient, "anthropic": AnthropicClient}
 
 def client_for_model(model: str, **kwargs) -> HTTPClient:
