@@ -27,10 +27,10 @@ import httpx
 from ..llm import (Choice, LLMRequest, LLMResponse, Message, TextDelta, ToolCall, ToolCallDelta,
                                ToolSpec, Usage)
 
-log = logging.getLogger("reasoning_kit.clients")
+_log = logging.getLogger("reasoning_kit.clients")
 
 # %% auto #0
-__all__ = ['log', 'PROVIDERS', 'settings', 'PRICES', 'RETRY_STATUSES', 'Provider', 'register_provider', 'ModelRef', 'parse_model',
+__all__ = ['PROVIDERS', 'settings', 'PRICES', 'RETRY_STATUSES', 'Provider', 'register_provider', 'ModelRef', 'parse_model',
            'wire_model', 'Secret', 'Settings', 'Price', 'set_price', 'price_for', 'cost_of', 'ClientError', 'APIError',
            'MissingKey', 'ConnectionFailed', 'CallTimeout', 'MalformedResponse', 'StreamTruncated', 'parse_retry_after',
            'backoff', 'RateLimiter', 'openai_body', 'parse_arguments', 'parse_openai', 'anthropic_body',
@@ -766,7 +766,7 @@ def _retry_wait(self: HTTPClient, e: ClientError, attempt: int) -> float | None:
 def _note_retry(self: HTTPClient, call, attempt: int, e: Exception, wait: float) -> None:
     self.retries += 1
     err = self._scrub(f"{type(e).__name__}: {e}")
-    log.info("%s %s: attempt %d failed (%s); retrying in %.2fs", self.provider, self.base_url, attempt, err, wait)
+    _log.info("%s %s: attempt %d failed (%s); retrying in %.2fs", self.provider, self.base_url, attempt, err, wait)
     if call is not None and hasattr(call, "emit"): call.emit("llm.retry", attempt=attempt, error=err, wait=round(wait, 3))
 
 def _give_up(self: HTTPClient, e: ClientError, attempt: int) -> ClientError:
