@@ -127,22 +127,28 @@ class LLMHandler:
     "Answers model effects by routing each request to a client."
     effect, request_type, result_type = "llm", LLMRequest, LLMResponse
 
-    def __init__(self, client: LLMClient | None = None,  # the default client
-                 routes: dict[str, LLMClient] | None = None):  # by request.model or request.role
+    def __init__(self, client: LLMClient | str | None = None,  # the default client, or a model string
+                 routes: dict[str, LLMClient | str] | None = None):  # by request.model or request.role
         if client is None and not routes: raise ValueError("LLMHandler needs a client or routes")
-        self.client, self.routes = client, dict(routes or {})
+        self.client = _as_client(client) if client is not None else None
+        self.routes = {k: _as_client(v) for k, v in (routes or {}).items()}
 
     def attach(self, engine) -> LLMHandler:
         "Answer this engine's model calls; returns self."
         engine.attach(self.effect, self); return self
+
+def _as_client(c):
+    "A client, or a model string such as 'openai:gpt-4o-mini' resolved by `reasoning_kit.clients`."
+    if not isinstance(c, str): return c
+    from reasoning_kit.clients import client_for_model  # lazy: keeps `import reasoning_kit.llm` light
+    return client_for_model(c)
 
 # %% ../../nbs/01_llm.ipynb #7365e30e
 def _client_for(self: LLMHandler, request: LLMRequest) -> LLMClient:
     if request.model is not None and request.model in self.routes: return self.routes[request.model]
     if request.role in self.routes: return self.routes[request.role]
     if request.model is not None and ":" in request.model.split("@")[0]:
-        from reasoning_kit.clients import client_for_model  # lazy: keeps `import reasoning_kit.llm` light
-        self.routes[request.model] = c = client_for_model(request.model)
+        self.routes[request.model] = c = _as_client(request.model)
         return c
     if self.client is None: raise LookupError(f"no client for role {request.role!r} / model {request.model!r}")
     return self.client
@@ -180,7 +186,7 @@ def _with_call_ids(response: LLMResponse, key: str) -> LLMResponse:
 
 LLMHandler.handle = _handle
 
-# %% ../../nbs/01_llm.ipynb #a20c2c40
+# %% ../../nbs/01_llm.ipynb #ac35fc24
 async def _aclose(self: LLMHandler) -> None:
     "Close the clients this handler holds (each once)."
     seen = set()
@@ -192,5 +198,5 @@ async def _aclose(self: LLMHandler) -> None:
 
 LLMHandler.aclose = _aclose
 
-# %% ../../nbs/01_llm.ipynb #5634d085
+# %% ../../nbs/01_llm.ipynb #9d874de6
 from .fake import FakeLLMClient, reply, text, tool_call  # noqa: E402  (defined after the types it uses)
