@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import inspect
 import json
 import math
@@ -27,7 +26,7 @@ from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage
 
 # %% auto #0
 __all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'RunState', 'Algorithm', 'RunReducer',
-           'algorithm_of', 'fold_run', 'digest', 'Check', 'EffectCall', 'Context', 'Run', 'Outcome', 'Engine']
+           'algorithm_of', 'fold_run', 'Check', 'EffectCall', 'Context', 'Run', 'Outcome', 'Engine']
 
 # %% ../nbs/03_runtime.ipynb #f63c13b3
 class Status(str, Enum):
@@ -78,7 +77,7 @@ class RunState:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
-    costs: dict[str, float] = field(default_factory=dict)
+    cost_nanos: int = 0  # dollars * 1e9, summed as integers so that the order of answers can't change it
     algo: Any = None  # the algorithm's own folded state
 
     @property
@@ -86,7 +85,7 @@ class RunState:
     @property
     def tokens(self) -> int: return self.prompt_tokens + self.completion_tokens
     @property
-    def cost(self) -> float: return math.fsum(self.costs.values())
+    def cost(self) -> float: return self.cost_nanos / 1e9
     @property
     def usage(self) -> Usage:
         return Usage(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
@@ -111,7 +110,7 @@ def _result(s: RunState, e: Event):
         u = res.get("usage") or {}
         s.prompt_tokens += u.get("prompt_tokens", 0); s.completion_tokens += u.get("completion_tokens", 0)
         s.cached_tokens += u.get("cached_tokens", 0)
-        if u.get("cost"): s.costs[e.key] = u["cost"]
+        if u.get("cost"): s.cost_nanos += round(u["cost"] * 1e9)
 
 def _error(s: RunState, e: Event):
     s.pending.pop(e.key, None)
@@ -194,11 +193,6 @@ def fold_run(events, algorithm: Algorithm | None = None) -> RunState:
     return fold(events, RunReducer(algorithm or algorithm_of(events)))
 
 # %% ../nbs/03_runtime.ipynb #43d9160c
-def digest(effect: str, request: BaseModel) -> str:
-    "A short fingerprint of an effect's request, to tell a replayable answer from a stale one."
-    raw = request.model_dump_json(exclude_defaults=True)  # fields in declaration order: deterministic
-    return hashlib.blake2b(f"{effect}:{raw}".encode(), digest_size=8).hexdigest()
-
 class Check(BaseModel):
     "A request to run the named deterministic check on an answer."
     name: str
@@ -258,20 +252,21 @@ class Context:
 # %% ../nbs/03_runtime.ipynb #f3f3a48d
 async def _effect(self: Context, effect: str, key: str, request: BaseModel, stream: bool = False):
     run = self._run
-    req = request.model_dump(mode="json", exclude_defaults=True)
-    dg = digest(effect, request)
-    known = run._inflight.get(key)
-    if known is not None:  # 1. asked before in this run: one call, one answer
-        if known[0] != dg: raise ValueError(f"effect key {key!r} was used twice for different requests; keys must "
-                                            "name one logical step")
-        return await asyncio.shield(known[1])
-    fut = asyncio.get_running_loop().create_future()
-    run._inflight[key] = (dg, fut)
-    try: res = await run._serve(effect, key, request, req, dg, stream)
+    req = request.model_dump(mode="json", exclude_defaults=True)  # what the log holds, and what replay compares
+    seen = run._asked.get(key)
+    if seen is not None:  # 1. asked before in this run: one call, one answer
+        if seen != req: raise ValueError(f"effect key {key!r} was used twice for different requests; keys must "
+                                        "name one logical step")
+        if key in run._inflight: return await asyncio.shield(run._inflight[key])
+        if key in run.state.results: return run._answer_of(effect, key)
+    run._asked[key] = req
+    fut = run._inflight[key] = asyncio.get_running_loop().create_future()
+    try: res = await run._serve(effect, key, request, req, stream)
     except BaseException as e:
         fut.set_exception(e); fut.exception()  # mark retrieved: the caller gets it below
         raise
-    fut.set_result(res)
+    else: fut.set_result(res)
+    finally: del run._inflight[key]
     return res
 
 Context.effect = _effect
@@ -309,7 +304,8 @@ class Run:
         self.reducer = RunReducer(algorithm)
         self.state = self.reducer.initial()
         self.log.subscribe(functools.partial(self.reducer.apply, self.state))
-        self._inflight: dict[str, tuple] = {}
+        self._asked: dict[str, dict] = {}  # key -> its request (the logged dict), for every key asked in this run
+        self._inflight: dict[str, asyncio.Future] = {}  # keys being answered right now
         self._gathering = 0  # gathers in progress: effects then yield once after being admitted
         self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
         self.served: dict[str, int] = {}  # effects served from the replayed log
@@ -328,18 +324,18 @@ class Run:
 # %% ../nbs/03_runtime.ipynb #5c8eab0f
 class _ReplayIndex:
     def __init__(self, log: Log, budget: Budget | None, retry_errors: bool):
-        self.digests, self.answers, self.time_refusals = {}, {}, set()
+        self.requests, self.answers, self.time_refusals = {}, {}, set()
         same_budget = False
         for e in log:
             if e.kind == "run.started": same_budget = e.data.get("budget") == (budget.model_dump() if budget else None)
             elif e.key is None: continue
-            elif e.kind.endswith(".request") and e.kind.count(".") == 1: self.digests[e.key] = e.data.get("digest")
+            elif e.kind.endswith(".request") and e.kind.count(".") == 1: self.requests[e.key] = e.data.get("request")
             elif e.kind.endswith(".result") and e.kind.count(".") == 1: self.answers[e.key] = ("result", e.data.get("result"))
             elif e.kind.endswith(".error") and e.kind.count(".") == 1 and not retry_errors: self.answers[e.key] = ("error", e.data.get("error"))
             elif e.kind == "budget.exhausted" and e.data.get("reason") == "seconds" and same_budget: self.time_refusals.add(e.key)
 
-    def lookup(self, key: str, dg: str):
-        if key in self.answers and self.digests.get(key) == dg: return self.answers[key]
+    def lookup(self, key: str, req: dict):
+        if key in self.answers and self.requests.get(key) == req: return self.answers[key]
         return None
 
 # %% ../nbs/03_runtime.ipynb #35bca6c9
@@ -360,15 +356,15 @@ def _check_budget(self: Run, effect: str, key: str):
 Run._check_budget = _check_budget
 
 # %% ../nbs/03_runtime.ipynb #c9f85dd8
-async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict, dg: str, stream: bool):
+async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict, stream: bool):
     handler = self.engine.handlers.get(effect)
     if handler is None: raise LookupError(f"no handler attached for {effect!r} effects (attach one, e.g. "
                                           f"{ {'llm': 'LLMHandler', 'tool': 'ToolHandler', 'validate': 'ValidationHandler'}.get(effect, 'a handler')}(...).attach(engine))")
     rtype = handler.result_type
-    hit = self._replay.lookup(key, dg) if self._replay else None
+    hit = self._replay.lookup(key, req) if self._replay else None
     self._check_budget(effect, key) if hit is None else None
     if hit is not None and self._cancel: raise Cancelled("run cancelled")
-    self.log.append(f"{effect}.request", {"request": req, "digest": dg, **({"replayed": True} if hit else {})}, key=key)
+    self.log.append(f"{effect}.request", {"request": req, **({"replayed": True} if hit else {})}, key=key)
     if self._gathering: await asyncio.sleep(0)  # let effects started together all be admitted first (see below)
     if hit is not None:
         self.served[effect] = self.served.get(effect, 0) + 1
@@ -389,10 +385,16 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
     self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True)}, key=key)
     return res
 
+def _answer_of(self: Run, effect: str, key: str):
+    "The answer already folded for `key`, as the handler's type (or its error, raised again)."
+    r = self.state.results[key]
+    if "error" in r: raise EffectFailed(effect, key, r["error"])
+    return self.engine.handlers[effect].result_type.model_validate(r["result"])
+
 def _on_delta(self: Run, delta):
     for fn in self._delta_listeners: fn(delta)
 
-Run._serve, Run._on_delta = _serve, _on_delta
+Run._serve, Run._answer_of, Run._on_delta = _serve, _answer_of, _on_delta
 
 # %% ../nbs/03_runtime.ipynb #3e828359
 class Outcome(BaseModel):

@@ -12,7 +12,7 @@ import pytest
 from reasoning_kit.events import Log, LogFormatError
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Algorithm, Budget, Engine, Status, fold_run
+from reasoning_kit.runtime import Algorithm, Budget, EffectFailed, Engine, Status, fold_run
 
 from _support import run, run_scripted
 
@@ -244,3 +244,31 @@ def test_run_sync_for_scripts():
     LLMHandler(FakeLLMClient(answer)).attach(engine)
     out = engine.run_sync(Levels(width=2), {})
     assert out.status == Status.OK and out.value["n"] == 6
+
+
+class AskAgain(Algorithm):
+    "Asks the same key three times, one after another: one call, one answer (or one error)."
+    name = "test_ask_again"
+
+    async def run(self, ctx):
+        out = []
+        for _ in range(3):
+            try: out.append((await ctx.llm("same", key="k")).text)
+            except EffectFailed as e: out.append(e.error)
+        ctx.emit("again.done", texts=out)
+
+    def initial(self): return {}
+    def apply(self, s, e):
+        if e.kind == "again.done": s["texts"] = e.data["texts"]
+    def result(self, s): return s
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_key_asked_again_after_it_answered_is_not_asked_twice(fails):
+    def model(req):
+        if fails: raise RuntimeError("down")
+        return text("once")
+    client = FakeLLMClient(model)
+    out, _ = run_scripted(AskAgain(), client)
+    assert client.calls == 1 and out.calls == 1
+    assert out.value["texts"] == (["RuntimeError: down"] * 3 if fails else ["once"] * 3)

@@ -198,7 +198,7 @@ class StepReducer(RunReducer):
     "A `RunReducer` whose states copy cheaply (for checkpoints)."
     def copy(self, s: RunState) -> RunState:
         c = copy.copy(s)
-        c.issued, c.pending, c.results, c.costs = dict(s.issued), dict(s.pending), dict(s.results), dict(s.costs)
+        c.issued, c.pending, c.results = dict(s.issued), dict(s.pending), dict(s.results)
         c.algo = copy.deepcopy(s.algo)
         return c
 
