@@ -136,6 +136,51 @@ def test_swarm_log_folds_without_the_objects_that_ran_it():
     assert fold_run(back).algo == out.state.algo  # the agents come back from the config in run.started
 
 
+def test_calls_that_share_a_provider_id_are_still_two_calls():
+    "Some servers reuse call ids within a reply; the tool keys come from positions, so both run."
+    ran = []
+
+    def model(req):
+        if req.messages[-1].role == "user":
+            return reply(None, [ToolCall(id="call_0", name="lookup", arguments={"city": c}) for c in ("Paris", "Oslo")])
+        return text("; ".join(m.content for m in req.messages if m.role == "tool"))
+
+    out, _ = run_scripted(ToolLoop(), model, task="two cities", handlers=[ToolHandler(make_registry(0, ran))])
+    assert out.status == Status.OK and out.value["text"] == "rain; snow" and sorted(ran) == ["Oslo", "Paris"]
+
+
+def test_swarm_tools_keep_validation_the_guard_and_approval():
+    "Real tools called by a swarm agent go through the ToolHandler's protections."
+    done = []
+
+    @tool
+    def refund(order: str, amount: float):
+        "Refund an order."
+        done.append((order, amount)); return f"refunded {order}"
+
+    @tool(approval=True)
+    def close_account(user: str):
+        "Close a customer's account."
+        done.append(("closed", user)); return "closed"
+
+    registry = ToolRegistry([refund, close_account])
+    agents = {"billing": Agent("You handle billing.", tools=["refund", "close_account"])}
+    calls = [ToolCall(name="refund", arguments={"order": "A1"}),  # missing amount: invalid
+             ToolCall(name="refund", arguments={"order": "A1", "amount": 5000}),  # the guard refuses
+             ToolCall(name="refund", arguments={"order": "A1", "amount": 20}),  # runs
+             ToolCall(name="close_account", arguments={"user": "bob"})]  # approval says no
+
+    def model(req):
+        return reply(None, calls) if req.messages[-1].role == "user" else text("done")
+
+    guard = ToolHandler(registry, guard=lambda c: "over the limit" if c.arguments.get("amount", 0) > 1000 else None,
+                        approve=lambda c: False)
+    out, _ = run_scripted(Swarm(agents, registry, start="billing"), model, task="refund", handlers=[guard])
+    assert [t["error"] for t in out.state.algo.tools_run] == ["InvalidArguments", "Denied", None, "NotApproved"]
+    assert done == [("A1", 20.0)]
+    assert [e.data["approved"] for e in out.log if e.kind == "tool.approval"] == [False]
+
+
 @pytest.mark.parametrize("name", ["tool_loop", "swarm"])
 def test_frozen_v0_1_logs_keep_folding_to_the_same_state(name):
     check_fixture(name, Swarm if name == "swarm" else ToolLoop)

@@ -131,7 +131,7 @@ async def _run_calls(self: Swarm, ctx: Context, turn: int, calls: list[ToolCall]
             out[i] = ToolResult(call_id=c.id, name=c.name, content=f"Transferred to {target}. "
                                 f"You are now {target}: {self.agents[target].instructions}")
     rest = [i for i, r in enumerate(out) if r is None]
-    done = await ctx.gather(*[self.call(ctx, calls[i], turn, offered) for i in rest])
+    done = await ctx.gather(*[self.call(ctx, calls[i], turn, offered, i) for i in rest])
     for i, r in zip(rest, done): out[i] = r
     return out
 

@@ -116,16 +116,16 @@ def _conversation(self: ToolLoop, ctx: Context) -> list[Message]:
 ToolLoop._notes, ToolLoop.opening, ToolLoop._registry, ToolLoop.offer, ToolLoop.conversation = _notes, _opening, _registry, _offer, _conversation
 
 # %% ../../nbs/10_toolloop.ipynb #7d2c730d
-async def _call(self: ToolLoop, ctx: Context, call: ToolCall, turn: int, offered: set[str]) -> ToolResult:
+async def _call(self: ToolLoop, ctx: Context, call: ToolCall, turn: int, offered: set[str], index: int) -> ToolResult:
     if call.name not in offered:
         return ToolResult(call_id=call.id, name=call.name, error="UnknownTool",
                           content=f"UnknownTool: {call.name!r} is not available here; available: {sorted(offered)}")
-    try: return await ctx.tool(call, key=f"loop/{turn}/tool/{call.id}")
+    try: return await ctx.tool(call, key=f"loop/{turn}/tool/{index}")
     except EffectFailed as e: return ToolResult(call_id=call.id, name=call.name, error="ToolError", content=f"ToolError: {e.error}")
 
 async def _run_calls(self: ToolLoop, ctx: Context, turn: int, calls: list[ToolCall], offered: set[str]) -> list[ToolResult]:
     "Run a turn's tool calls together; results come back in the calls' order."
-    return await ctx.gather(*[self.call(ctx, c, turn, offered) for c in calls])
+    return await ctx.gather(*[self.call(ctx, c, turn, offered, i) for i, c in enumerate(calls)])
 
 def _after_calls(self: ToolLoop, ctx: Context, turn: int, calls: list[ToolCall], results: list[ToolResult]) -> None:
     "Nothing, for a plain loop; Swarm records its hand-off here."
