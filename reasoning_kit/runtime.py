@@ -25,8 +25,9 @@ from .events import SCHEMA_VERSION, Event, Log, Timeline, fold
 from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage
 
 # %% auto #0
-__all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'RunState', 'Algorithm', 'RunReducer',
-           'algorithm_of', 'fold_run', 'Check', 'EffectCall', 'Context', 'Run', 'Outcome', 'Engine']
+__all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'RunState', 'Algorithm', 'check_int',
+           'input_notes', 'RunReducer', 'algorithm_of', 'fold_run', 'Check', 'EffectCall', 'Context', 'Run', 'Outcome',
+           'Engine']
 
 # %% ../nbs/03_runtime.ipynb #f63c13b3
 class Status(str, Enum):
@@ -157,6 +158,21 @@ class Algorithm:
     def result(self, state: Any) -> dict: return {}
 
 # %% ../nbs/03_runtime.ipynb #77c95032
+def check_int(owner: str, name: str, value, lo: int, hi: int) -> int:
+    "`value` if it is a whole number in lo..hi, else a ValueError naming the bound."
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{owner}: {name} must be a whole number from {lo} to {hi}, got {value!r}")
+    if not lo <= value <= hi: raise ValueError(f"{owner}: {name} must be {lo} to {hi}, got {value}")
+    return value
+
+def input_notes(input: dict, name: str = "reflections") -> list[str]:
+    "`input[name]` as a list of strings (empty when absent), or a ValueError saying what it is instead."
+    v = input.get(name, [])
+    if isinstance(v, str) or not isinstance(v, (list, tuple)) or not all(isinstance(x, str) for x in v):
+        raise ValueError(f"input[{name!r}] must be a list of strings, got {v!r:.80}")
+    return list(v)
+
+# %% ../nbs/03_runtime.ipynb #e82a195d
 class RunReducer:
     "Folds a run's events: the engine's into `RunState`, all of them into the algorithm's state."
     def __init__(self, algorithm: Algorithm | None = None):
@@ -192,7 +208,7 @@ def fold_run(events, algorithm: Algorithm | None = None) -> RunState:
     events = list(events)
     return fold(events, RunReducer(algorithm or algorithm_of(events)))
 
-# %% ../nbs/03_runtime.ipynb #43d9160c
+# %% ../nbs/03_runtime.ipynb #4fbcd5c5
 class Check(BaseModel):
     "A request to run the named deterministic check on an answer."
     name: str
@@ -208,7 +224,7 @@ class EffectCall:
     on_delta: Callable | None = None
     def emit(self, kind: str, **data) -> Event: return self.run.log.append(kind, data, key=self.key)
 
-# %% ../nbs/03_runtime.ipynb #4134992a
+# %% ../nbs/03_runtime.ipynb #b0b984bf
 class Context:
     "What an algorithm sees: its input, effects, events, randomness and its folded state."
     def __init__(self, run: Run): self._run = run
@@ -249,7 +265,7 @@ class Context:
         "Run the named deterministic check on `answer`."
         return await self.effect("validate", key, Check(name=name, answer=answer, info=info))
 
-# %% ../nbs/03_runtime.ipynb #f3f3a48d
+# %% ../nbs/03_runtime.ipynb #37c38837
 async def _effect(self: Context, effect: str, key: str, request: BaseModel, stream: bool = False):
     run = self._run
     req = request.model_dump(mode="json", exclude_defaults=True)  # what the log holds, and what replay compares
@@ -271,7 +287,7 @@ async def _effect(self: Context, effect: str, key: str, request: BaseModel, stre
 
 Context.effect = _effect
 
-# %% ../nbs/03_runtime.ipynb #b0b984bf
+# %% ../nbs/03_runtime.ipynb #12dd7e59
 async def _gather(self: Context, *aws: Awaitable, return_exceptions: bool = False) -> list:
     """Run effects together and wait for *all* of them, so every answer that was paid for is logged.
     With `return_exceptions`, failed effects (`EffectFailed`) and budget refusals come back in place,
@@ -294,7 +310,7 @@ async def _gather(self: Context, *aws: Awaitable, return_exceptions: bool = Fals
 
 Context.gather = _gather
 
-# %% ../nbs/03_runtime.ipynb #37c38837
+# %% ../nbs/03_runtime.ipynb #c2319aa3
 class Run:
     "One execution of an algorithm: a live log and the state folded from it."
     def __init__(self, engine: Engine, algorithm: Algorithm, input: dict, budget: Budget | None,
@@ -321,7 +337,7 @@ class Run:
         "Receive streamed text and tool-call deltas as they arrive (they are not logged)."
         self._delta_listeners.append(fn)
 
-# %% ../nbs/03_runtime.ipynb #5c8eab0f
+# %% ../nbs/03_runtime.ipynb #c9f85dd8
 class _ReplayIndex:
     def __init__(self, log: Log, budget: Budget | None, retry_errors: bool):
         self.requests, self.answers, self.time_refusals = {}, {}, set()
@@ -338,7 +354,7 @@ class _ReplayIndex:
         if key in self.answers and self.requests.get(key) == req: return self.answers[key]
         return None
 
-# %% ../nbs/03_runtime.ipynb #35bca6c9
+# %% ../nbs/03_runtime.ipynb #9ec4e4d8
 def _check_budget(self: Run, effect: str, key: str):
     if self._cancel: raise Cancelled("run cancelled")
     b, s = self.budget, self.state
@@ -355,7 +371,7 @@ def _check_budget(self: Run, effect: str, key: str):
 
 Run._check_budget = _check_budget
 
-# %% ../nbs/03_runtime.ipynb #c9f85dd8
+# %% ../nbs/03_runtime.ipynb #3e828359
 async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict, stream: bool):
     handler = self.engine.handlers.get(effect)
     if handler is None: raise LookupError(f"no handler attached for {effect!r} effects (attach one, e.g. "
@@ -396,7 +412,7 @@ def _on_delta(self: Run, delta):
 
 Run._serve, Run._answer_of, Run._on_delta = _serve, _answer_of, _on_delta
 
-# %% ../nbs/03_runtime.ipynb #3e828359
+# %% ../nbs/03_runtime.ipynb #37b72945
 class Outcome(BaseModel):
     "How a run ended, what it found, and everything that happened."
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -415,7 +431,7 @@ class Outcome(BaseModel):
     def __repr__(self): return f"Outcome({self.status.value}, {self.value!r}, calls={self.calls})"
     __str__ = __repr__
 
-# %% ../nbs/03_runtime.ipynb #2f46f513
+# %% ../nbs/03_runtime.ipynb #ca6e5999
 async def _main(self: Run) -> Outcome:
     a = self.algorithm
     self.log.append("run.started", {"algorithm": a.name, "config": a.config(), "input": self.input, "seed": self.seed,
@@ -444,7 +460,7 @@ def _finish(self: Run, status: Status, error: str | None) -> Outcome:
 
 Run._main, Run._finish = _main, _finish
 
-# %% ../nbs/03_runtime.ipynb #37b72945
+# %% ../nbs/03_runtime.ipynb #3083e5b2
 def _cancel(self: Run):
     "Stop the run; it ends with status CANCELLED and keeps everything logged so far."
     self._cancel = True
@@ -454,7 +470,7 @@ def _await(self: Run): return self._task.__await__()
 
 Run.cancel, Run.__await__ = _cancel, _await
 
-# %% ../nbs/03_runtime.ipynb #aa9ceb2a
+# %% ../nbs/03_runtime.ipynb #f446074b
 class Engine:
     "Routes effects to handlers and runs algorithms."
     def __init__(self, budget: Budget | None = None):  # default budget for every run

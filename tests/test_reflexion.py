@@ -87,3 +87,15 @@ def freeze():
 if __name__ == "__main__":
     import sys
     if sys.argv[1:] == ["freeze"]: freeze()
+
+
+def test_bad_parameters_and_inputs_are_named():
+    with pytest.raises(ValueError, match="max_trials must be 1 to 10, got 11"):
+        Reflexion(max_trials=11)
+    with pytest.raises(ValueError, match="max_trials must be a whole number from 1 to 10, got 2.5"):
+        Reflexion(max_trials=2.5)
+    with pytest.raises(ValueError, match="keep_reflections must be 0 to 20"):
+        Reflexion(keep_reflections=21)
+    out, model = _run(0, inp={"task": "How far?", "reflections": "State the unit."})
+    assert out.status == Status.FAILED and "input['reflections'] must be a list of strings" in out.error
+    assert model.calls == 0

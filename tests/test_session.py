@@ -258,7 +258,7 @@ def test_a_turn_killed_mid_way_is_resumed_with_no_call_repeated(tmp_path):
     partial = Log.read(tmp_path / "s" / "turn-002.jsonl", repair=True)
     assert partial[-1].kind == "llm.request" and not any(e.kind == "run.finished" for e in partial)
     answered = [e.key for e in partial if e.kind in ("llm.result", "tool.result")]
-    assert sorted(answered) == ["loop/1/llm", "loop/1/tool/loop/1/llm#0.0", "loop/1/tool/loop/1/llm#0.1"]
+    assert sorted(answered) == ["loop/1/llm", "loop/1/tool/0", "loop/1/tool/1"]
 
     async def go():
         RAN.clear()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..events import Event
 from ..llm import LLMRequest, Message
-from ..runtime import Algorithm, Context, Status
+from ..runtime import Algorithm, Context, Status, check_int, input_notes
 
 # %% auto #0
 __all__ = ['ACTOR', 'CRITIC', 'REFLECTOR', 'lessons_block', 'parse_critique', 'ReflexionState', 'Reflexion']
@@ -54,8 +54,7 @@ class Reflexion(Algorithm):
                  max_trials: int = 3,  # attempts at most (1 to 10)
                  keep_reflections: int = 5,  # lessons kept in the prompt (0 to 20)
                  actor: str = ACTOR, critic: str = CRITIC, reflector: str = REFLECTOR):  # the three system prompts
-        if not 1 <= max_trials <= 10: raise ValueError(f"Reflexion: max_trials must be 1 to 10, got {max_trials}")
-        if not 0 <= keep_reflections <= 20: raise ValueError(f"Reflexion: keep_reflections must be 0 to 20, got {keep_reflections}")
+        check_int("Reflexion", "max_trials", max_trials, 1, 10); check_int("Reflexion", "keep_reflections", keep_reflections, 0, 20)
         self.validator, self.max_trials, self.keep_reflections = validator, max_trials, keep_reflections
         self.actor, self.critic, self.reflector = actor, critic, reflector
         self.max_calls = max_trials * (2 if validator else 3)
@@ -83,7 +82,7 @@ Reflexion.apply, Reflexion.result = _apply, _result
 async def _run(self: Reflexion, ctx: Context) -> Status | None:
     task = str(ctx.input.get("task", ""))
     if not task: raise ValueError("Reflexion needs input['task']")
-    ctx.emit("reflexion.started", reflections=list(ctx.input.get("reflections", []))[-self.keep_reflections:] if self.keep_reflections else [])
+    ctx.emit("reflexion.started", reflections=input_notes(ctx.input)[-self.keep_reflections:] if self.keep_reflections else [])
     for t in range(1, self.max_trials + 1):
         attempt = await ctx.llm([Message(role="system", content=self.actor + lessons_block(ctx.state.reflections)),
                                  Message(role="user", content=task)], key=f"reflexion/{t}/attempt", role="actor")

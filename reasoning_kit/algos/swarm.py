@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from ..events import Event
 from ..llm import Message, ToolCall, ToolSpec
-from ..runtime import Context, Status
+from ..runtime import Context, Status, check_int
 from ..tools import ToolRegistry, ToolResult
 from .toolloop import LoopState, ToolLoop, with_notes
 
@@ -67,7 +67,7 @@ class Swarm(ToolLoop):
         if registry is not None and any(t.startswith(TRANSFER) for t in registry.names):
             raise ValueError(f"Swarm: tool names starting with {TRANSFER!r} are reserved for hand-offs")
         if start not in self.agents: raise ValueError(f"Swarm: start agent {start!r} is not one of {sorted(self.agents)}")
-        if not 0 <= max_handoffs <= 20: raise ValueError(f"Swarm: max_handoffs must be 0 to 20, got {max_handoffs}")
+        check_int("Swarm", "max_handoffs", max_handoffs, 0, 20)
         self.start, self.max_handoffs = start, max_handoffs
 
 # %% ../../nbs/13_swarm.ipynb #dfcb0f97

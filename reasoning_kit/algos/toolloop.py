@@ -12,7 +12,7 @@ from typing import Callable
 
 from ..events import Event
 from ..llm import LLMRequest, Message, ToolCall, ToolSpec
-from ..runtime import Algorithm, Context, EffectFailed, Status
+from ..runtime import Algorithm, Context, EffectFailed, Status, check_int, input_notes
 from ..tools import ToolRegistry, ToolResult
 
 # %% auto #0
@@ -41,7 +41,7 @@ class ToolLoop(Algorithm):
                  stream: bool = False,  # stream replies to the run's delta listeners
                  recall: Callable[[str], list[str]] | None = None,  # task -> notes for the system prompt
                  role: str = "agent"):  # the requests' role, for routing
-        if not 1 <= max_turns <= 100: raise ValueError(f"{type(self).__name__}: max_turns must be 1 to 100, got {max_turns}")
+        check_int(type(self).__name__, "max_turns", max_turns, 1, 100)
         self.registry, self.system, self.tools, self.max_turns = registry, system, tools, max_turns
         self.stream, self.recall, self.role = stream, recall, role
         self.max_calls = max_turns
@@ -87,7 +87,7 @@ ToolLoop.run = _run
 def _notes(self: ToolLoop, ctx: Context) -> list[str]:
     "Notes for the system prompt: what `recall` finds for the task, and `input['reflections']`."
     inp = ctx.input
-    return list(self.recall(str(inp.get("task", ""))) if self.recall else []) + list(inp.get("reflections", []))
+    return list(self.recall(str(inp.get("task", ""))) if self.recall else []) + input_notes(inp)
 
 def with_notes(system: str, notes: list[str]) -> str:
     "A system prompt followed by a list of notes, when there are any."
