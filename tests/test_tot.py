@@ -3,6 +3,7 @@ log, flaky models, parallel=False, min_score, code scorer, synthesis, per-role m
 import asyncio
 import json
 import re
+from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 from types import SimpleNamespace
@@ -111,6 +112,8 @@ def test_spec_example_result_tree_and_keys():
     (dict(scorer=lambda t, p: 1, evaluate="vote"), "cannot be combined with evaluate='vote'"),
     (dict(temperature=-1), "temperature = -1 must be a number >= 0"),
     (dict(prompts={"value_promt": str}), "unknown prompt hooks ['value_promt']"),
+    (dict(score_scale=0), "score_scale = 0 must be a positive number"),
+    (dict(score_scale="10"), "score_scale = '10' must be a positive number"),
 ])
 def test_bounds_rejected_with_a_message_naming_the_bound(kw, message):
     with pytest.raises(ValueError, match=re.escape(message)):
@@ -193,6 +196,37 @@ CONFIGS = {
 }
 
 
+def _content(request) -> tuple:
+    return (request.role, request.n, tuple((m.role, m.content) for m in request.messages))
+
+
+def assert_no_call_twice(out, client, algo):
+    """What the model received is what the log says was asked, and nothing was asked twice: every evaluator
+    request is distinct (a candidate is scored once), and a proposer request repeats only as the `branching`
+    separate samples of one node in sample mode."""
+    assert client.calls == len(client.requests) == out.calls, "the model received a different number of calls than the log records"
+    logged = Counter(_content(LLMRequest.model_validate(e.data["request"])) for e in out.log if e.kind == "llm.request")
+    received = Counter(_content(r) for r in client.requests)
+    assert received == logged, "the model received requests the log does not record (or missed some)"
+    for content, times in received.items():
+        limit = algo.branching if content[0] == "proposer" and algo.generate == "sample" else 1
+        assert times <= limit, f"a {content[0]} call was issued {times} times: {content[2][-1][1][:80]!r}"
+
+
+def test_the_no_call_twice_check_can_fail():
+    "A run replayed into a second run's client doubles what that client received: the check catches it."
+    make, fn = CONFIGS["propose"]
+    out, client = run(go(make(), fn))
+    assert_no_call_twice(out, client, make())
+    twice = FakeLLMClient(fn)
+    for r in client.requests * 2: run(twice.complete(r))
+    with pytest.raises(AssertionError, match="different number of calls"):
+        assert_no_call_twice(out, twice, make())
+    doubled = SimpleNamespace(calls=out.calls, requests=client.requests[:-1] + client.requests[:1])
+    with pytest.raises(AssertionError, match="does not record"):
+        assert_no_call_twice(out, doubled, make())
+
+
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_completion_order_changes_nothing(name):
     make, fn = CONFIGS[name]
@@ -203,8 +237,7 @@ def test_completion_order_changes_nothing(name):
         assert out.value == first.value
         assert out.state.algo == first.state.algo
         assert out.calls == first.calls == client.calls
-        keys = keys_of(out)
-        assert len(keys) == len(set(keys)) == out.calls, "a model call was issued twice"
+        assert_no_call_twice(out, client, make())
         assert [e.kind for e in out.log if e.kind.startswith("tot.")] == [e.kind for e in first.log if e.kind.startswith("tot.")]
 
 
@@ -291,7 +324,7 @@ EXPECTED = FIXTURES / "tot_v0.1.expected.json"
 def _frozen_run():
     "The run frozen in the fixture: duplicates, a failed proposal, a malformed score, min_score and beam pruning, synthesis."
     scores = {"a": "score: 6", "b": "4/10", "oops": "I am not sure.", "c": '{"score": 8}', "d": "30%",
-              "FINAL: 8 * 3": "0.7", "FINAL: 24": '{"score": 10}'}
+              "FINAL: 8 * 3": "0.7/1", "FINAL: 24": '{"score": 10}'}
 
     def model(request):
         if request.role == "synthesizer": return text("FINAL: 24")
@@ -347,8 +380,56 @@ def test_a_flaky_evaluator_degrades_the_search():
     out, _ = run(go(TreeOfThoughts(depth=2, width=2, branching=3, generate="propose"), model))
     s = out.state.algo
     assert out.status == Status.OK and out.value["answer"] == "5"
-    assert [(s.nodes[i].how, s.nodes[i].score) for i in ("n.1", "n.2", "n.3")] == [("failed", 0.0), ("malformed", 0.0), ("parsed", 8.0)]
+    assert [(s.nodes[i].how, s.nodes[i].score) for i in ("n.1", "n.2", "n.3")] == [("failed", None), ("malformed", 0.0), ("parsed", 8.0)]
     assert s.nodes["n.3"].status == "kept" and s.winner_path[:2] == ["n", "n.3"]
+    # the failed call skips its candidate (it never enters the beam, though width 2 had room); the malformed one counts 0
+    assert (s.nodes["n.1"].status, s.nodes["n.1"].reason) == ("pruned", "evaluation_failed")
+    assert s.nodes["n.2"].status == "kept" and "n.1" not in s.beam and s.children("n.1") == []
+    assert [e.data for e in out.log if e.kind == "tot.evaluation_failed"] == [
+        {"node": "n.1", "level": 1, "error": "RuntimeError: evaluator timed out"}]
+
+
+def test_a_failed_evaluation_never_enters_the_beam_even_alone():
+    "width 1, two candidates: the one whose evaluation failed would win on tree order with a score of 0; it is skipped."
+    def model(request):
+        if request.role == "evaluator":
+            if last_step(request) == "first": raise RuntimeError("evaluator down")
+            return text('{"score": 0}')
+        return text("first\nsecond" if depth_of(request) == 0 else "FINAL: 3")
+    out, _ = run(go(TreeOfThoughts(depth=1, width=1, branching=2, generate="propose"), model))
+    s = out.state.algo
+    assert s.beam == ["n.2"] and out.value["node"] == "n.2" and s.nodes["n.1"].reason == "evaluation_failed"
+    assert out.status == Status.OK
+
+
+def test_every_evaluation_of_a_level_failing_ends_with_an_empty_beam():
+    "Proposals were usable, so the run does not fail: it stops as min_score would, with the last beam's best."
+    def model(request):
+        if request.role == "evaluator":
+            if depth_of(request) == 2: raise RuntimeError("evaluator down")
+            return text("6")
+        return text("a step")
+    out, _ = run(go(TreeOfThoughts(depth=3, width=1, branching=1), model))
+    s = out.state.algo
+    assert (out.status, s.stopped, out.value["node"], out.value["answer"]) == (Status.OK, "empty_beam", "n.1", "a step")
+    assert (s.nodes["n.1.1"].status, s.nodes["n.1.1"].reason) == ("pruned", "evaluation_failed")
+    first, _ = run(go(TreeOfThoughts(depth=3, width=1, branching=1), lambda r: (_ for _ in ()).throw(RuntimeError("down"))
+                      if r.role == "evaluator" else text("a step")))
+    assert first.status == Status.NO_SOLUTION and first.state.algo.stopped == "empty_beam" and first.value["answer"] is None
+    assert [e.data for e in first.log if e.kind == "tot.empty_beam"] == [{"level": 1, "evaluation_failed": 1}]
+
+
+def test_a_failed_vote_skips_the_new_candidates_and_carried_answers_keep_their_score():
+    def model(request):
+        if request.role == "evaluator":
+            if "go on" in user_of(request) and "FINAL: 2" in user_of(request): raise RuntimeError("voter down")
+            return text("The best choice is 2")  # level 1: "go on" gets the vote, the answer "FINAL: 1" waits in the beam
+        return text("FINAL: 1\ngo on" if depth_of(request) == 0 else "FINAL: 2")
+    out, _ = run(go(TreeOfThoughts(depth=2, width=2, branching=2, generate="propose", evaluate="vote", stop_score=None), model))
+    s = out.state.algo
+    assert (s.nodes["n.2.1"].status, s.nodes["n.2.1"].reason, s.nodes["n.2.1"].score) == ("pruned", "evaluation_failed", None)
+    assert (s.nodes["n.1"].score, s.nodes["n.1"].status) == (0.0, "final")  # the carried answer keeps its level-1 score
+    assert out.status == Status.OK and out.value["answer"] == "1" and s.beam == ["n.1"]
 
 
 def test_failed_proposals_are_skipped():
@@ -454,19 +535,46 @@ def test_a_code_scorer_replaces_every_evaluator_call():
 
     async def scorer(task, path):
         seen.append(tuple(path))
-        return "score: 1.0" if path[-1].startswith("FINAL") else 4 if path[-1].endswith("0") else None
+        return 10 if path[-1].startswith("FINAL") else 4.5 if path[-1].endswith("0") else 0
     out, client = run(go(TreeOfThoughts(depth=3, width=2, branching=3, generate="propose", scorer=scorer), varied))
     s = out.state.algo
     assert {r.role for r in client.requests} == {"proposer"} and not any(k.endswith("/score") for k in keys_of(out))
-    assert {n.how for n in s.nodes.values() if n.how} == {"code", "malformed"}
+    assert {n.how for n in s.nodes.values() if n.how} == {"code"} and {4.5, 0.0} <= {n.score for n in s.nodes.values()}
     assert out.value["score"] == 10.0 and out.value["answer"].isdigit()
     assert len(seen) == len([n for n in s.nodes.values() if n.how]) and all(len(p) == 1 for p in seen[:3])
 
 
-def test_a_scorer_that_raises_fails_the_run():
+def test_a_scorer_that_raises_fails_the_run_and_keeps_the_best_so_far():
     def scorer(task, path): raise ZeroDivisionError("bug in my scorer")
-    out, _ = run(go(TreeOfThoughts(scorer=scorer), spec_model))
+    out, client = run(go(TreeOfThoughts(scorer=scorer), spec_model))
     assert out.status == Status.FAILED and "bug in my scorer" in out.error
+    assert "scorer scorer raised ZeroDivisionError on node n.1" in out.error
+    # three proposals were paid for: the result is read from the state (the first unscored one), not lost
+    assert client.calls == 3
+    assert (out.value["answer"], out.value["path"], out.value["node"], out.value["score"]) == ("consider 8 / 3", ["consider 8 / 3"], "n.1", None)
+
+
+def test_a_scorer_failing_on_a_later_level_keeps_the_last_beam():
+    def scorer(task, path):
+        if len(path) == 2: raise KeyError("missing")
+        return 6
+    out, _ = run(go(TreeOfThoughts(depth=3, width=2, branching=2, stop_score=None, scorer=scorer), spec_model))
+    assert out.status == Status.FAILED and out.value["node"] == "n.1" and out.value["score"] == 6.0
+
+
+@pytest.mark.parametrize("value", [50, 10.5, -1, "0.7", "7", None, True, float("nan"), [7]])
+def test_a_scorer_must_return_a_number_from_0_to_10(value):
+    def my_scorer(task, path): return value
+    out, _ = run(go(TreeOfThoughts(depth=2, width=1, branching=1, scorer=my_scorer), spec_model))
+    assert out.status == Status.FAILED
+    assert f"scorer my_scorer returned {value!r} for node n.1; a scorer returns a number from 0 to 10" in out.error
+    assert out.value["answer"] == "consider 8 / 3" and out.value["score"] is None
+
+
+@pytest.mark.parametrize("value", [0, 0.7, 7, 10, 10.0])
+def test_a_scorers_number_is_taken_as_it_is(value):
+    out, _ = run(go(TreeOfThoughts(depth=1, width=1, branching=1, scorer=lambda t, p: value), spec_model))
+    assert out.status == Status.OK and out.value["score"] == float(value) and out.state.algo.nodes["n.1"].how == "code"
 
 
 def test_synthesis_writes_the_answer_in_one_more_call():
@@ -615,14 +723,57 @@ def test_config_round_trips_through_the_log():
 # -- parse_score ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("reply, score", [
-    ("7", 7.0), ("7/10", 7.0), ("40%", 4.0), ("score: 0.7", 7.0), ('{"score": 7}', 7.0), ('{"score": 0.7}', 7.0),
-    ("Score = 8/10, a good step", 8.0), ("**9**", 9.0), ("3/5", 6.0), ("1", 1.0), ("1.0", 10.0), ("0", 0.0),
+    ("7", 7.0), ("7/10", 7.0), ("40%", 4.0), ('{"score": 7}', 7.0), ("Score = 8/10, a good step", 8.0), ("**9**", 9.0),
+    ("3/5", 6.0), ("1", 1.0), ("0", 0.0),
+    # a number is read on the 0-10 scale as written: 1.0 is 1, 0.7 is 0.7, never 10 and 7
+    ("1.0", 1.0), ('{"score": 1.0}', 1.0), ('{"score": 1}', 1.0), ("0.7", 0.7), ("score: 0.7", 0.7), ('{"score": 0.7}', 0.7),
+    ('{"score": 9.0}', 9.0), ('{"score": "1.0"}', 1.0),
+    # ... unless the reply says its scale
+    ("0.7/1", 7.0), ("score: 0.7 out of 1", 7.0), ("7 out of 10", 7.0), ("Rating: 3 out of 5", 6.0), ('{"score": "0.7/1"}', 7.0),
+    ("1.0/1", 10.0), ("70.5%", 7.05), ("2 out of 1", None), ("5 out of 0", None),
     ("10", 10.0), ("7.5", 7.5), ('Reasoning...\n```json\n{"score": 6, "why": "ok"}\n```', 6.0), ("rating: 95%", 9.5),
     ("11", None), ("-1", None), ("12/10", None), ("7/0", None), ("200%", None), ("promising", None), ("", None), (None, None),
     ('{"score": "high"}', None), ('{"grade": 7}', None),
 ])
 def test_parse_score(reply, score):
     assert parse_score(reply) == score
+
+
+@pytest.mark.parametrize("reply, score", [
+    ("0.7", 7.0), ("1.0", 10.0), ("1", 10.0), ('{"score": 0.95}', 9.5), ("score: 0.3", 3.0), ("0", 0.0),
+    ("7/10", 7.0), ("40%", 4.0), ("0.7 out of 1", 7.0),  # an explicit scale wins over the option
+    ("7", None), ('{"score": 7}', None), ("1.5", None),  # outside 0-1: malformed
+])
+def test_parse_score_on_a_0_1_scale(reply, score):
+    assert parse_score(reply, scale=1) == score
+
+
+def test_parse_score_rejects_a_bad_scale():
+    with pytest.raises(ValueError, match="scale = 0 must be a positive number"):
+        parse_score("7", scale=0)
+
+
+def test_a_model_always_answering_score_1_0_does_not_stop_the_search():
+    "The default evaluator prompt asks for JSON 0-10; {\"score\": 1.0} is a low score, not a perfect one."
+    def model(request):
+        return text('{"score": 1.0}') if request.role == "evaluator" else text(f"step {depth_of(request)}")
+    out, _ = run(go(TreeOfThoughts(), model))
+    assert out.state.algo.stopped == "last_level" and out.value["score"] == 1.0 and out.value["depth"] == 3
+
+
+def test_score_scale_reads_an_evaluator_that_answers_0_to_1():
+    def model(request):
+        if request.role == "evaluator":
+            assert "to 1 (certainly right" in system_of(request) and "<0-1>" in system_of(request)
+            return text('{"score": 0.95}' if "FINAL" in user_of(request) else '{"score": 0.6}')
+        return spec_model(request)
+    algo = TreeOfThoughts(depth=3, width=2, branching=2, score_scale=1.0)
+    out, _ = run(go(algo, model))
+    assert out.value["answer"] == "(8 / (3 - 8 / 3))" and out.value["score"] == 9.5 and out.state.algo.nodes["n.1"].score == 6.0
+    assert TreeOfThoughts.from_config(algo.config()).score_scale == 1.0
+    # a prompts object without parse_value still gets the scale; the default prompt at scale 10 is unchanged
+    hooked, _ = run(go(TreeOfThoughts(depth=3, width=2, branching=2, score_scale=1, prompts={"synthesize_prompt": None}), model))
+    assert hooked.value == out.value
 
 
 if __name__ == "__main__":

@@ -21,41 +21,43 @@ from ..runtime import Algorithm, BudgetExhausted, Cancelled, Context, EffectFail
 
 # %% auto #0
 __all__ = ['PROPOSER_PROMPT', 'PROPOSER_LIST_PROMPT', 'EVALUATOR_PROMPT', 'VOTER_PROMPT', 'SYNTHESIZER_PROMPT', 'HOOKS',
-           'default_prompts', 'parse_score', 'ThoughtNode', 'ToTState', 'ToTPrompts', 'TreeOfThoughts', 'NoThoughts']
+           'default_prompts', 'parse_score', 'ThoughtNode', 'ToTState', 'ToTPrompts', 'TreeOfThoughts', 'NoThoughts',
+           'ScorerError']
 
 # %% ../../nbs/14_tot.ipynb #44ecb172
-_NUMBER = r"(?<![-\d.])(\d+(?:\.\d+)?)(?:\s*/\s*(\d+(?:\.\d+)?)|\s*(%))?"
+_NUMBER = r"(?<![-\d.])(\d+(?:\.\d+)?)(?:\s*(?:/|\bout\s+of\b)\s*(\d+(?:\.\d+)?)|\s*(%))?"
 _LABELLED = re.compile(r"\b(?:score|rating)\b[^0-9\n]{0,12}?" + _NUMBER, re.I)
-_LEADING = re.compile(r"\s*\**\s*" + _NUMBER)
+_LEADING = re.compile(r"\s*\**\s*" + _NUMBER, re.I)
 
-def _on_scale(x: float, decimal: bool, denominator: float | None = None, percent: bool = False) -> float | None:
-    "Map one number onto 0-10, or None when it is not a score."
-    if denominator is not None: v = 10 * x / denominator if denominator > 0 and 0 <= x <= denominator else None
-    elif percent: v = x / 10 if 0 <= x <= 100 else None
-    elif decimal and 0 <= x <= 1: v = 10 * x
-    else: v = x if 0 <= x <= 10 else None
-    return None if v is None else round(v, 6)
+def _on_scale(x: float, scale: float, denominator: float | None = None, percent: bool = False) -> float | None:
+    "Map one number onto 0-10: on its stated scale (`x/y`, `x%`), else on `scale`; None when outside it."
+    top = 100.0 if percent else denominator if denominator is not None else scale
+    return round(10 * x / top, 6) if top > 0 and 0 <= x <= top else None
 
-def _from_match(m: re.Match) -> float | None:
+def _from_match(m: re.Match, scale: float) -> float | None:
     num, den, pct = m.group(1), m.group(2), m.group(3)
-    return _on_scale(float(num), "." in num, float(den) if den else None, bool(pct))
+    return _on_scale(float(num), scale, float(den) if den else None, bool(pct))
 
 # %% ../../nbs/14_tot.ipynb #5209cf88
-def parse_score(reply: str | None) -> float | None:
-    "A 0-10 score read from a model's reply (`7`, `7/10`, `70%`, `score: 0.7`, `{\"score\": 7}`), or None."
+def parse_score(reply: str | None,  # the model's reply
+                scale: float = 10.0,  # the scale a bare number is on: 10 (the default prompt's 0-10) or 1 for 0-1
+                ) -> float | None:
+    "A 0-10 score read from a model's reply (`7`, `7/10`, `70%`, `0.7 out of 1`, `{\"score\": 7}`), or None."
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
+        raise ValueError(f"parse_score: scale = {scale!r} must be a positive number (10 for 0-10 replies, 1 for 0-1)")
     if not reply: return None
     for m in re.finditer(r"\{[^{}]*\}", reply):
         try: obj = json.loads(m.group(0))
         except ValueError: continue
         if isinstance(obj, dict) and "score" in obj:
             v = obj["score"]
-            if isinstance(v, str): return parse_score(v)
-            if isinstance(v, (int, float)) and not isinstance(v, bool): return _on_scale(float(v), isinstance(v, float))
+            if isinstance(v, str): return parse_score(v, scale)
+            if isinstance(v, (int, float)) and not isinstance(v, bool): return _on_scale(float(v), scale)
             return None
     m = _LABELLED.search(reply) or _LEADING.match(reply)
-    return _from_match(m) if m else None
+    return _from_match(m, scale) if m else None
 
-# %% ../../nbs/14_tot.ipynb #da11ff2d
+# %% ../../nbs/14_tot.ipynb #224dfb24
 class ThoughtNode(BaseModel):
     "One step of reasoning in the tree: where it sits, its score, and what became of it."
     id: str  # its path in the tree: "n" (the root: the task), "n.1", "n.1.2", ...
@@ -64,16 +66,16 @@ class ThoughtNode(BaseModel):
     text: str = ""  # the step (the task, for the root)
     answer: str | None = None  # for a complete answer (a step starting "FINAL:"): the answer
     score: float | None = None  # 0-10; None until evaluated
-    how: str | None = None  # how the score came: parsed, malformed, failed, votes, code
+    how: str | None = None  # how the score came: parsed, malformed, failed (no score), votes, code
     votes: int | None = None  # vote mode: votes received
     status: Literal["root", "proposed", "scored", "kept", "final", "pruned"] = "proposed"
-    reason: Literal["duplicate", "min_score", "beam_capacity"] | None = None  # why it was pruned
+    reason: Literal["duplicate", "min_score", "beam_capacity", "evaluation_failed"] | None = None  # why it was pruned
     duplicate_of: str | None = None  # a duplicate: the node with the same chain of steps
 
     @property
     def final(self) -> bool: return self.answer is not None
 
-# %% ../../nbs/14_tot.ipynb #c9575aea
+# %% ../../nbs/14_tot.ipynb #ea9334fa
 def _order(node_id: str) -> tuple[int, ...]:
     "Tree order of a node id: n < n.1 < n.1.2 < n.2 < n.10."
     return tuple(int(p) for p in node_id.split(".")[1:])
@@ -110,7 +112,7 @@ class ToTState:
     @property
     def winner_path(self) -> list[str]: return self.lineage(self.winner) if self.winner else []
 
-# %% ../../nbs/14_tot.ipynb #ea9334fa
+# %% ../../nbs/14_tot.ipynb #7029c79d
 def _started(s: ToTState, d: dict):
     s.task, s.settings = d["task"], {k: v for k, v in d.items() if k != "task"}
     s.nodes = {"n": ThoughtNode(id="n", text=d["task"], status="root")}
@@ -132,6 +134,9 @@ def _evaluated(s: ToTState, d: dict):
 def _pruned(s: ToTState, d: dict):
     n = s.nodes[d["node"]]; n.status, n.reason = "pruned", d["reason"]
 
+def _evaluation_failed(s: ToTState, d: dict):  # the call failed: no score, and out of the running at once
+    n = s.nodes[d["node"]]; n.how, n.status, n.reason = "failed", "pruned", "evaluation_failed"
+
 def _selected(s: ToTState, d: dict):
     s.beam = list(d["beam"])
     for i in s.beam: s.nodes[i].status = "final" if s.nodes[i].final else "kept"
@@ -142,14 +147,14 @@ def _completed(s: ToTState, d: dict): s.winner, s.stopped, s.answer = d["winner"
 _TOT_EVENTS = {
     "tot.started": _started, "tot.level_started": _level_started, "tot.proposed": _proposed,
     "tot.proposal_failed": lambda s, d: s.failures.append(dict(d)), "tot.evaluated": _evaluated,
-    "tot.pruned": _pruned, "tot.selected": _selected, "tot.solved": _solved,
+    "tot.evaluation_failed": _evaluation_failed, "tot.pruned": _pruned, "tot.selected": _selected, "tot.solved": _solved,
     "tot.empty_beam": lambda s, d: setattr(s, "stopped", "empty_beam"),
     "tot.no_thoughts": lambda s, d: setattr(s, "stopped", "no_thoughts"),
     "tot.synthesized": lambda s, d: setattr(s, "synthesized", d.get("answer")),
     "tot.completed": _completed,
 }
 
-# %% ../../nbs/14_tot.ipynb #7029c79d
+# %% ../../nbs/14_tot.ipynb #6025e396
 PROPOSER_PROMPT = ("You solve problems one step at a time. Given a problem and the steps taken so far, write "
                    "the single next step, briefly. When the steps so far are enough to answer, write FINAL: "
                    "followed by the complete answer instead.")
@@ -158,12 +163,15 @@ PROPOSER_LIST_PROMPT = ("You solve problems one step at a time. Given a problem 
                         "the complete answer starts with FINAL: followed by the answer.")
 EVALUATOR_PROMPT = ("Rate how promising the last step is for solving the problem, from 0 (wrong, or a dead end) "
                     "to 10 (certainly right, or a correct complete answer). Reply with JSON only: {\"score\": <0-10>}.")
+def _evaluator_prompt(scale: float = 10.0) -> str:
+    "The default evaluator prompt, asking for a score from 0 to `scale`."
+    return EVALUATOR_PROMPT if scale == 10 else EVALUATOR_PROMPT.replace("to 10 (", f"to {scale:g} (").replace("<0-10>", f"<0-{scale:g}>")
 VOTER_PROMPT = ("Several candidate ways to continue a solution are given. Analyse each briefly, then end with "
                 "\"The best choice is K\", where K is the number of the most promising one.")
 SYNTHESIZER_PROMPT = ("Given a problem and a chain of reasoning steps that solves it, write the final answer. "
                       "Reply with the answer only.")
 
-# %% ../../nbs/14_tot.ipynb #6025e396
+# %% ../../nbs/14_tot.ipynb #d9d7dc23
 def _numbered(path: list[str]) -> str: return "".join(f"\n{i}. {t}" for i, t in enumerate(path, 1))
 def _problem(task: str, path: list[str], heading: str = "Steps so far:") -> str:
     return f"Problem: {task}\n\n" + (f"{heading}{_numbered(path)}\n\n" if path else "No steps yet.\n\n")
@@ -173,6 +181,7 @@ _VOTE = re.compile(r"best choice is\D{0,20}?(\d+)", re.I)
 
 class ToTPrompts:
     "The default prompt hooks; pass an object with any of these methods as `prompts=` to replace them."
+    def __init__(self, score_scale: float = 10.0): self.score_scale = score_scale  # what parse_value reads bare numbers on
     def step_prompt(self, task, path): return _problem(task, path) + ("Write the next step." if path else "Write the first step.")
     def parse_step(self, task, path, text): return text.strip() or None
     def propose_prompt(self, task, path, k): return _problem(task, path) + f"List up to {k} different possible next steps, one per line."
@@ -184,7 +193,7 @@ class ToTPrompts:
         return m.group(1).strip() if m else None
     def value_prompt(self, task, path): return _problem(task, path, "Steps:") + "How promising is the last step?"
     def parse_value(self, task, path, texts):
-        scores = [parse_score(t) for t in texts]
+        scores = [parse_score(t, self.score_scale) for t in texts]
         return None if all(x is None for x in scores) else sum(x or 0.0 for x in scores) / len(scores)
     def vote_prompt(self, task, paths):
         return f"Problem: {task}\n\n" + "".join(f"Choice {i}:{_numbered(p)}\n\n" for i, p in enumerate(paths, 1)) + "Which choice is the most promising?"
@@ -199,7 +208,7 @@ class ToTPrompts:
 HOOKS = tuple(n for n in vars(ToTPrompts) if not n.startswith("_"))
 default_prompts = ToTPrompts()
 
-# %% ../../nbs/14_tot.ipynb #d0be9ac8
+# %% ../../nbs/14_tot.ipynb #5c6c00d0
 _GENERATE, _EVALUATE, _SELECT = ("sample", "sample_n", "propose"), ("value", "vote"), ("greedy", "sample")
 
 def _whole(name: str, v, lo: int, hi: int | None = None) -> None:
@@ -215,7 +224,7 @@ def _score_bound(name: str, v) -> None:
 def _choice(name: str, v, allowed: tuple) -> None:
     if v not in allowed: raise ValueError(f"TreeOfThoughts: {name} = {v!r} is not one of {', '.join(map(repr, allowed))}")
 
-# %% ../../nbs/14_tot.ipynb #6b511936
+# %% ../../nbs/14_tot.ipynb #65d0a5ed
 class TreeOfThoughts(Algorithm):
     "Beam search over reasoning steps: propose, evaluate, keep the best `width`, until a complete answer."
     name = "tree_of_thoughts"
@@ -238,8 +247,9 @@ class TreeOfThoughts(Algorithm):
                  proposer_model: str | None = None,  # model per role (LLMRequest.model); None: the default
                  evaluator_model: str | None = None,
                  synthesizer_model: str | None = None,
-                 scorer: Callable | None = None,  # code scorer (task, path) -> 0-10, instead of evaluator calls
-                 prompts: Any = None):  # prompt hooks (any object or dict with some of `HOOKS`)
+                 scorer: Callable | None = None,  # code scorer (task, path) -> a number 0-10, instead of evaluator calls
+                 prompts: Any = None,  # prompt hooks (any object or dict with some of `HOOKS`)
+                 score_scale: float = 10.0):  # the scale the evaluator is asked for: 10 (0-10), or 1 for a 0-1 prompt
         params = {k: v for k, v in locals().items() if k != "self"}
         _whole("depth", depth, 1, 8); _whole("width", width, 1); _whole("branching", branching, 1)
         if width * branching > 25:
@@ -253,14 +263,18 @@ class TreeOfThoughts(Algorithm):
             raise ValueError("TreeOfThoughts: scorer replaces the evaluator calls, so it cannot be combined with evaluate='vote'")
         if temperature is not None and not (isinstance(temperature, (int, float)) and temperature >= 0):
             raise ValueError(f"TreeOfThoughts: temperature = {temperature!r} must be a number >= 0")
+        if isinstance(score_scale, bool) or not isinstance(score_scale, (int, float)) or not 0 < score_scale < float("inf"):
+            raise ValueError(f"TreeOfThoughts: score_scale = {score_scale!r} must be a positive number "
+                             "(10 for an evaluator asked for 0-10, 1 for 0-1)")
         if isinstance(prompts, Mapping) and (unknown := set(prompts) - set(HOOKS)):
             raise ValueError(f"TreeOfThoughts: unknown prompt hooks {sorted(unknown)}; the hooks are {list(HOOKS)}")
         for k, v in params.items(): setattr(self, k, v)  # config() reads them back for the log
+        self._defaults = ToTPrompts(score_scale)  # the hooks `prompts` lacks
         proposals = depth * width * (branching if generate == "sample" else 1)
         scores = 0 if scorer is not None else depth * width * branching if evaluate == "value" else depth
         self.max_calls = proposals + scores + int(synthesize)
 
-# %% ../../nbs/14_tot.ipynb #42bc9a36
+# %% ../../nbs/14_tot.ipynb #ed858bd1
 def _initial(self: TreeOfThoughts) -> ToTState: return ToTState()
 
 def _apply(self: TreeOfThoughts, state: ToTState, event: Event) -> None:
@@ -274,7 +288,8 @@ def _best(s: ToTState, ids: list[str]) -> str | None:
 def _best_so_far(s: ToTState) -> str | None:
     if s.winner is not None: return s.winner
     if s.beam and s.beam != ["n"]: return s.beam[0]
-    return _best(s, [i for i in s.candidates if s.nodes[i].score is not None and s.nodes[i].status != "pruned"])
+    live = [i for i in s.candidates if s.nodes[i].status != "pruned"]
+    return _best(s, [i for i in live if s.nodes[i].score is not None]) or _best(s, live)  # scored first, else proposed
 
 def _result(self: TreeOfThoughts, s: ToTState) -> dict:
     w = _best_so_far(s)
@@ -287,7 +302,7 @@ def _result(self: TreeOfThoughts, s: ToTState) -> dict:
 
 TreeOfThoughts.initial, TreeOfThoughts.apply, TreeOfThoughts.result = _initial, _apply, _result
 
-# %% ../../nbs/14_tot.ipynb #ed858bd1
+# %% ../../nbs/14_tot.ipynb #ac8ee599
 async def _run(self: TreeOfThoughts, ctx: Context) -> Status | None:
     task = _task_of(ctx.input)
     ctx.emit("tot.started", task=task, **self._settings())
@@ -302,7 +317,8 @@ async def _run(self: TreeOfThoughts, ctx: Context) -> Status | None:
             raise NoThoughts(f"TreeOfThoughts: level {level} has no usable proposals ({failed} calls failed or came back empty)")
         await self.evaluate_level(ctx, task, level)                     # -> tot.evaluated
         if not self.select_level(ctx, level):                           # -> tot.pruned, tot.selected
-            ctx.emit("tot.empty_beam", level=level); break
+            failed = sum(s.nodes[i].reason == "evaluation_failed" for i in s.candidates)
+            ctx.emit("tot.empty_beam", level=level, evaluation_failed=failed); break
         best = s.nodes[s.beam[0]]
         if best.final or (self.stop_score is not None and (best.score or 0.0) >= self.stop_score):
             ctx.emit("tot.solved", node=best.id, level=level, reason="final" if best.final else "stop_score", score=best.score)
@@ -311,7 +327,7 @@ async def _run(self: TreeOfThoughts, ctx: Context) -> Status | None:
 
 TreeOfThoughts.run = _run
 
-# %% ../../nbs/14_tot.ipynb #ac8ee599
+# %% ../../nbs/14_tot.ipynb #0257146d
 class NoThoughts(RuntimeError):
     "A level of the search had no usable proposals: every call failed or came back empty."
 
@@ -325,7 +341,7 @@ def _settings(self: TreeOfThoughts) -> dict:
 
 TreeOfThoughts._settings = _settings
 
-# %% ../../nbs/14_tot.ipynb #0257146d
+# %% ../../nbs/14_tot.ipynb #61e95ac9
 async def _calls(self: TreeOfThoughts, ctx: Context, jobs: list[Callable]) -> list:
     "Run zero-argument coroutine functions; failures come back in place, a budget stop after the rest."
     async def one(job):
@@ -346,13 +362,13 @@ def _raise_stop(results: list) -> None:
 def _hook(self: TreeOfThoughts, name: str) -> Callable:
     p = self.prompts
     f = p.get(name) if isinstance(p, Mapping) else getattr(p, name, None) if p is not None else None
-    return f if f is not None else getattr(default_prompts, name)
+    return f if f is not None else getattr(self._defaults, name)
 
 async def _ask(self: TreeOfThoughts, ctx: Context, prompt, *, key: str, role: str, n: int = 1):
     "One model call for `role`: the hook's prompt, the role's system prompt, model and sampling options."
     if isinstance(prompt, str):
         sys_prompt = {"proposer": self.proposer_prompt or (PROPOSER_LIST_PROMPT if self.generate == "propose" else PROPOSER_PROMPT),
-                      "evaluator": self.evaluator_prompt or (VOTER_PROMPT if self.evaluate == "vote" else EVALUATOR_PROMPT),
+                      "evaluator": self.evaluator_prompt or (VOTER_PROMPT if self.evaluate == "vote" else _evaluator_prompt(self.score_scale)),
                       "synthesizer": self.synthesizer_prompt or SYNTHESIZER_PROMPT}[role]
         prompt = LLMRequest(messages=[system(sys_prompt), user(prompt)])
     elif not isinstance(prompt, LLMRequest): prompt = LLMRequest(messages=list(prompt))
@@ -363,7 +379,7 @@ async def _ask(self: TreeOfThoughts, ctx: Context, prompt, *, key: str, role: st
 
 TreeOfThoughts._calls, TreeOfThoughts._hook, TreeOfThoughts._ask = _calls, _hook, _ask
 
-# %% ../../nbs/14_tot.ipynb #61e95ac9
+# %% ../../nbs/14_tot.ipynb #0d19636e
 async def _propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
     "Ask for the frontier's next steps and record them as `tot.proposed` events, in tree order."
     s = ctx.state
@@ -389,7 +405,7 @@ async def _propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: i
 
 TreeOfThoughts.propose_level = _propose_level
 
-# %% ../../nbs/14_tot.ipynb #0d19636e
+# %% ../../nbs/14_tot.ipynb #fe9d5b6f
 def _proposal_prompt(self: TreeOfThoughts, task: str, path: list[str]):
     if self.generate == "propose": return self._hook("propose_prompt")(task, path, self.branching)
     return self._hook("step_prompt")(task, path)
@@ -402,40 +418,57 @@ def _children(self: TreeOfThoughts, task: str, path: list[str], parent: str, chi
 
 TreeOfThoughts._proposal_prompt, TreeOfThoughts._children = _proposal_prompt, _children
 
-# %% ../../nbs/14_tot.ipynb #fe9d5b6f
+# %% ../../nbs/14_tot.ipynb #3e3aaa27
 async def _evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
     "Score this level's candidates and record them as `tot.evaluated` events, in candidate order."
     s = ctx.state
     todo = [i for i in s.candidates if s.nodes[i].score is None or self.evaluate == "vote"]
     if self.scorer is not None:
-        for i in todo:
-            v = self.scorer(task, s.steps(i))
-            if inspect.isawaitable(v): v = await v
-            v = parse_score(v) if isinstance(v, str) else None if v is None else float(v)
-            ctx.emit("tot.evaluated", node=i, score=v or 0.0, how="code" if v is not None else "malformed")
+        for i in todo: ctx.emit("tot.evaluated", node=i, score=await self._code_score(task, s.steps(i), i), how="code")
     elif self.evaluate == "value":
         prompt, parse = self._hook("value_prompt"), self._hook("parse_value")
         replies = await self._calls(ctx, [lambda i=i: self._ask(ctx, prompt(task, s.steps(i)), key=f"tot/{i}/score",
                                                                 role="evaluator", n=self.n_evaluate) for i in todo])
         for i, r in zip(todo, replies):
             if isinstance(r, (BudgetExhausted, Cancelled)): continue
-            v = None if isinstance(r, Exception) else parse(task, s.steps(i), r.texts)
-            ctx.emit("tot.evaluated", node=i, score=float(v or 0.0), how="failed" if isinstance(r, Exception) else "parsed" if v is not None else "malformed")
+            if isinstance(r, EffectFailed): ctx.emit("tot.evaluation_failed", node=i, level=level, error=r.error); continue
+            v = parse(task, s.steps(i), r.texts)
+            ctx.emit("tot.evaluated", node=i, score=float(v or 0.0), how="parsed" if v is not None else "malformed")
         _raise_stop(replies)
     else:
         paths = [s.steps(i) for i in todo]
         [r] = await self._calls(ctx, [lambda: self._ask(ctx, self._hook("vote_prompt")(task, paths), key=f"tot/level.{level}/vote",
                                                         role="evaluator", n=self.n_evaluate)])
         _raise_stop([r])
-        votes = [0] * len(todo) if isinstance(r, Exception) else list(self._hook("parse_votes")(task, paths, r.texts))
+        if isinstance(r, EffectFailed):  # new steps are skipped; carried answers keep their score
+            for i in todo:
+                if s.nodes[i].score is None: ctx.emit("tot.evaluation_failed", node=i, level=level, error=r.error)
+            return
+        votes = list(self._hook("parse_votes")(task, paths, r.texts))
         if len(votes) != len(todo): raise ValueError(f"parse_votes returned {len(votes)} counts for {len(todo)} candidates")
         for i, v in zip(todo, votes):
-            ctx.emit("tot.evaluated", node=i, score=0.0 if isinstance(r, Exception) else round(10 * v / len(r.texts), 6),
-                     how="failed" if isinstance(r, Exception) else "votes", votes=v)
+            ctx.emit("tot.evaluated", node=i, score=round(10 * v / len(r.texts), 6), how="votes", votes=v)
 
 TreeOfThoughts.evaluate_level = _evaluate_level
 
-# %% ../../nbs/14_tot.ipynb #3e3aaa27
+# %% ../../nbs/14_tot.ipynb #15a62283
+class ScorerError(ValueError):
+    "A code scorer raised, or returned something other than a number from 0 to 10."
+
+async def _code_score(self: TreeOfThoughts, task: str, path: list[str], node: str) -> float:
+    "The scorer's score for `node`: a number from 0 to 10, or a ScorerError naming the scorer, the value and the node."
+    name = getattr(self.scorer, "__name__", None) or type(self.scorer).__name__
+    try:
+        v = self.scorer(task, path)
+        if inspect.isawaitable(v): v = await v
+    except Exception as e: raise ScorerError(f"TreeOfThoughts: scorer {name} raised {type(e).__name__} on node {node}: {e}") from e
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 10:  # nan fails 0 <= v
+        raise ScorerError(f"TreeOfThoughts: scorer {name} returned {v!r} for node {node}; a scorer returns a number from 0 to 10")
+    return float(v)
+
+TreeOfThoughts._code_score = _code_score
+
+# %% ../../nbs/14_tot.ipynb #91f1b12f
 def _draw(rng, ids: list[str], weights: list[float], k: int) -> list[str]:
     "Draw `k` of `ids` without replacement, each in proportion to its weight (uniformly when all are 0)."
     ids, weights, out = list(ids), [max(w, 0.0) for w in weights], []
@@ -448,13 +481,14 @@ def _draw(rng, ids: list[str], weights: list[float], k: int) -> list[str]:
         out.append(ids.pop(j)); weights.pop(j)
     return out
 
-# %% ../../nbs/14_tot.ipynb #39db1fff
+# %% ../../nbs/14_tot.ipynb #3af46137
 def _select_level(self: TreeOfThoughts, ctx: Context, level: int) -> bool:
     "Keep the best `width` candidates; record `tot.pruned` for the rest and `tot.selected`; False if none survive."
     s = ctx.state
     score = lambda i: s.nodes[i].score or 0.0
-    low = [i for i in s.candidates if score(i) < self.min_score]
-    ok = sorted((i for i in s.candidates if i not in low), key=_order)
+    live = [i for i in s.candidates if s.nodes[i].status != "pruned"]  # not those whose evaluation failed
+    low = [i for i in live if score(i) < self.min_score]
+    ok = sorted((i for i in live if i not in low), key=_order)
     keep = ok if self.select == "greedy" else _draw(ctx.rng(f"tot/level.{level}/select"), ok, [score(i) for i in ok], self.width)
     keep = sorted(keep, key=lambda i: (-score(i), _order(i)))[:self.width]
     for i in sorted(low, key=_order): ctx.emit("tot.pruned", node=i, reason="min_score", score=score(i))
@@ -465,7 +499,7 @@ def _select_level(self: TreeOfThoughts, ctx: Context, level: int) -> bool:
 
 TreeOfThoughts.select_level = _select_level
 
-# %% ../../nbs/14_tot.ipynb #d6550342
+# %% ../../nbs/14_tot.ipynb #f4222e90
 async def _finish(self: TreeOfThoughts, ctx: Context, task: str) -> Status | None:
     s = ctx.state
     stopped = s.stopped or "last_level"
