@@ -340,7 +340,7 @@ class Run:
 # %% ../nbs/03_runtime.ipynb #c9f85dd8
 class _ReplayIndex:
     def __init__(self, log: Log, budget: Budget | None, retry_errors: bool):
-        self.requests, self.answers, self.time_refusals = {}, {}, set()
+        self.requests, self.answers, self.time_refusals = {}, {}, {}  # refusals: key -> refused while in flight?
         same_budget = False
         for e in log:
             if e.kind == "run.started": same_budget = e.data.get("budget") == (budget.model_dump() if budget else None)
@@ -348,7 +348,8 @@ class _ReplayIndex:
             elif e.kind.endswith(".request") and e.kind.count(".") == 1: self.requests[e.key] = e.data.get("request")
             elif e.kind.endswith(".result") and e.kind.count(".") == 1: self.answers[e.key] = ("result", e.data.get("result"))
             elif e.kind.endswith(".error") and e.kind.count(".") == 1 and not retry_errors: self.answers[e.key] = ("error", e.data.get("error"))
-            elif e.kind == "budget.exhausted" and e.data.get("reason") == "seconds" and same_budget: self.time_refusals.add(e.key)
+            elif e.kind == "budget.exhausted" and e.data.get("reason") == "seconds" and same_budget:
+                self.time_refusals[e.key] = bool(e.data.get("in_flight"))
 
     def lookup(self, key: str, req: dict):
         if key in self.answers and self.requests.get(key) == req: return self.answers[key]
@@ -358,9 +359,10 @@ class _ReplayIndex:
 def _check_budget(self: Run, effect: str, key: str):
     if self._cancel: raise Cancelled("run cancelled")
     b, s = self.budget, self.state
-    if b is None and not (self._replay and key in self._replay.time_refusals): return
+    recorded = self._replay.time_refusals.get(key) if self._replay else None
+    if b is None and recorded is None: return
     reason = None
-    if self._replay and key in self._replay.time_refusals: reason, detail = "seconds", "as recorded in the replayed log"
+    if recorded is False: reason, detail = "seconds", "as recorded in the replayed log"
     elif b.seconds is not None and time.monotonic() - self._t0 >= b.seconds: reason, detail = "seconds", f"{b.seconds}s"
     elif effect == "llm" and b.calls is not None and s.calls >= b.calls: reason, detail = "calls", f"{b.calls} calls"
     elif effect == "llm" and b.tokens is not None and s.tokens >= b.tokens: reason, detail = "tokens", f"{s.tokens} of {b.tokens} tokens"
@@ -369,7 +371,12 @@ def _check_budget(self: Run, effect: str, key: str):
     self.log.append("budget.exhausted", {"reason": reason, "detail": detail, "effect": effect}, key=key)
     raise BudgetExhausted(reason, detail)
 
-Run._check_budget = _check_budget
+def _out_of_time(self: Run, effect: str, key: str, detail: str):
+    "The wall-clock budget ran out while `key` was being answered: the call is abandoned."
+    self.log.append("budget.exhausted", {"reason": "seconds", "detail": detail, "effect": effect, "in_flight": True}, key=key)
+    raise BudgetExhausted("seconds", detail)
+
+Run._check_budget, Run._out_of_time = _check_budget, _out_of_time
 
 # %% ../nbs/03_runtime.ipynb #3e828359
 async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict, stream: bool):
@@ -390,10 +397,21 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
             raise EffectFailed(effect, key, payload)
         self.log.append(f"{effect}.result", {"result": payload, "replayed": True}, key=key)
         return rtype.model_validate(payload)
+    if self._replay and self._replay.time_refusals.get(key): self._out_of_time(effect, key, "as recorded in the replayed log")
     self.sent[effect] = self.sent.get(effect, 0) + 1
     call = EffectCall(key, effect, self, self._on_delta if stream and self._delta_listeners else None)
-    try: res = await handler.handle(request, call)
+    left = self.budget.seconds - (time.monotonic() - self._t0) if self.budget and self.budget.seconds else None
+    try:
+        if left is None: res = await handler.handle(request, call)
+        else:
+            async with asyncio.timeout(max(left, 0)) as deadline:
+                res = await handler.handle(request, call)
     except (asyncio.CancelledError, BudgetExhausted, Cancelled): raise
+    except TimeoutError as e:
+        if left is not None and deadline.expired(): self._out_of_time(effect, key, f"{self.budget.seconds}s, while the call was in flight")
+        err = f"{type(e).__name__}: {e}"
+        self.log.append(f"{effect}.error", {"error": err}, key=key)
+        raise EffectFailed(effect, key, err) from e
     except Exception as e:
         err = f"{type(e).__name__}: {e}"
         self.log.append(f"{effect}.error", {"error": err}, key=key)

@@ -115,7 +115,9 @@ def test_time_budget_is_recorded_and_obeyed_on_replay():
     assert first.state.exhausted == "seconds"
     assert (same.status, same.value, same.calls) == (first.status, first.value, first.calls)
     assert more.status == Status.OK and more.value["n"] == 6
-    assert fast.calls == 6 - first.state.issued["llm"] + len([k for k, v in first.state.results.items() if "error" in v])
+    # the replay under the same budget called nothing; the one with more time asked only what was never answered
+    # (the calls abandoned in flight when time ran out, and everything after them)
+    assert fast.calls == 6 - len([v for v in first.state.results.values() if "result" in v])
 
 
 def test_replay_serves_answered_keys_and_calls_nothing():
@@ -272,3 +274,31 @@ def test_a_key_asked_again_after_it_answered_is_not_asked_twice(fails):
     out, _ = run_scripted(AskAgain(), client)
     assert client.calls == 1 and out.calls == 1
     assert out.value["texts"] == (["RuntimeError: down"] * 3 if fails else ["once"] * 3)
+
+
+def test_the_time_budget_bounds_calls_in_flight():
+    "A call still unanswered when the time runs out is abandoned; a replay under the same budget does the same."
+    async def slow(req):
+        await asyncio.sleep(0.5 if "#1" in req.messages[-1].content else 0.01)
+        return answer(req)
+
+    async def go(budget, replay=None):
+        client = FakeLLMClient(slow)
+        async with Engine() as engine:
+            LLMHandler(client).attach(engine)
+            t0 = asyncio.get_running_loop().time()
+            out = await engine.run(Levels(width=2), {}, budget=budget, replay=replay)
+            return out, client, asyncio.get_running_loop().time() - t0
+
+    out, client, took = run(go(Budget(seconds=0.1)))
+    assert out.status == Status.BUDGET_EXHAUSTED and took < 0.4
+    assert list(out.state.pending) == ["lv/0/1"] and out.value["n"] == 1
+    refusal = next(e for e in out.log if e.kind == "budget.exhausted")
+    assert refusal.key == "lv/0/1" and refusal.data["in_flight"] is True
+
+    same, client2, _ = run(go(Budget(seconds=0.1), replay=out.log))
+    assert client2.calls == 0 and same.value == out.value and same.state.pending == out.state.pending
+    assert same.state.issued == out.state.issued and same.status == out.status
+
+    more, client3, _ = run(go(Budget(seconds=30), replay=out.log))
+    assert more.status == Status.OK and more.value["n"] == 6 and client3.calls == 5  # lv/0/0 was served from the log
