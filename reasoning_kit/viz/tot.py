@@ -30,7 +30,8 @@ _BEAM = {"fillcolor": "#fcd34d", "color": "#b45309", "penwidth": "2.5"}
 _BEAM_FINAL = {"fillcolor": "#86efac", "color": "#15803d", "penwidth": "2.5"}
 _WIN = {"color": "#dc2626", "penwidth": "3"}
 _CURRENT = {"color": "#2563eb", "penwidth": "3"}
-_REASON = {"min_score": "✗ below min score", "beam_capacity": "✗ beam full", "duplicate": "✗ duplicate"}
+_REASON = {"min_score": "✗ below min score", "beam_capacity": "✗ beam full", "duplicate": "✗ duplicate",
+           "evaluation_failed": "✗ evaluation failed"}
 
 def _wrap(s: str, width: int, lines: int) -> str:
     "`s` wrapped to at most `lines` lines of `width` characters, the last one cut with an ellipsis."
