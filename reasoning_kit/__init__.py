@@ -6,4 +6,4 @@ Modules:
 - `reasoning_kit.clients.cassettes`: A cache of responses keyed by the full request, and cassettes: a run recorded once against a real model replays offline, byte for byte.
 - `reasoning_kit.session`: A conversation over many runs: each user message is one run, every run's log is kept, and a turn that died is finished from its log without asking the model again."""
 
-__version__ = "0.0.1"
+__version__ = "0.1.0"
