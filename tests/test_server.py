@@ -65,6 +65,12 @@ class Gate:
         return self.fn(request)
 
 
+async def blocked(gate, n=1):
+    "Wait until `n` model calls are held at the gate."
+    while gate.entered < n:
+        await asyncio.sleep(0.001)
+
+
 def make_engine(fn=model):
     engine = Engine()
     client = FakeLLMClient(fn)
@@ -101,8 +107,7 @@ def test_start_a_run_see_it_running_then_done():
             r = await c.post("/runs", json={**REFLEXION, "budget": {"calls": 5}})
             assert r.status_code == 201 and r.headers["location"] == f"/runs/{r.json()['id']}"
             rid = r.json()["id"]
-            while gate.entered < 1:
-                await asyncio.sleep(0.001)
+            await blocked(gate)
             st = (await c.get(f"/runs/{rid}")).json()
             assert (st["status"], st["calls"], st["value"]["trials"], st["error"]) == ("running", 1, 0, None)
             listed = (await c.get("/runs")).json()["runs"]
@@ -123,8 +128,7 @@ def test_events_by_offset_long_poll_and_follow():
         server = RunServer(engine)
         async with asgi(server) as c:
             rid = (await c.post("/runs", json=REFLEXION)).json()["id"]
-            while gate.entered < 1:
-                await asyncio.sleep(0.001)
+            await blocked(gate)
             first = await c.get(f"/runs/{rid}/events")
             n = int(first.headers["x-next-after"])
             kinds = [json.loads(l)["kind"] for l in first.text.splitlines()]
@@ -156,8 +160,7 @@ def test_cancel_a_running_run():
         server = RunServer(engine)
         async with asgi(server) as c:
             rid = (await c.post("/runs", json=REFLEXION)).json()["id"]
-            while gate.entered < 1:
-                await asyncio.sleep(0.001)
+            await blocked(gate)
             r = await c.post(f"/runs/{rid}/cancel")
             again = await c.post(f"/runs/{rid}/cancel")
             return r, again
@@ -496,8 +499,7 @@ def test_a_real_uvicorn_server_followed_live_over_a_socket():
                 st = (await c.get(f"/runs/{rid}")).json()
                 gate.open.clear()
                 left = (await c.post("/runs", json=REFLEXION)).json()["id"]  # still running at shutdown
-                while gate.entered < 4:
-                    await asyncio.sleep(0.005)
+                await blocked(gate, 4)
         finally:
             web.should_exit = True
             await asyncio.wait_for(serving, 10)
