@@ -2,6 +2,7 @@
 cancel), sessions (ToolLoop and Swarm, budgets, restart from disk, resume), every 4xx error, secrets,
 and one real uvicorn server on 127.0.0.1 followed live by httpx."""
 import asyncio
+import contextlib
 import json
 import socket
 import time
@@ -121,14 +122,21 @@ def test_start_a_run_see_it_running_then_done():
     assert st["calls"] == 3 == client.calls and st["usage"]["prompt_tokens"] > 0
 
 
+@contextlib.asynccontextmanager
+async def held_run():
+    "A server with one Reflexion run started and held in its first model call: (server, client, run id, gate)."
+    gate = Gate()
+    engine, _ = make_engine(gate)
+    server = RunServer(engine)
+    async with asgi(server) as c:
+        rid = (await c.post("/runs", json=REFLEXION)).json()["id"]
+        await blocked(gate)
+        yield server, c, rid, gate
+
+
 def test_events_by_offset_long_poll_and_follow():
     async def go():
-        gate = Gate()
-        engine, _ = make_engine(gate)
-        server = RunServer(engine)
-        async with asgi(server) as c:
-            rid = (await c.post("/runs", json=REFLEXION)).json()["id"]
-            await blocked(gate)
+        async with held_run() as (server, c, rid, gate):
             first = await c.get(f"/runs/{rid}/events")
             n = int(first.headers["x-next-after"])
             kinds = [json.loads(l)["kind"] for l in first.text.splitlines()]
@@ -155,12 +163,7 @@ def test_events_by_offset_long_poll_and_follow():
 
 def test_cancel_a_running_run():
     async def go():
-        gate = Gate()
-        engine, _ = make_engine(gate)
-        server = RunServer(engine)
-        async with asgi(server) as c:
-            rid = (await c.post("/runs", json=REFLEXION)).json()["id"]
-            await blocked(gate)
+        async with held_run() as (server, c, rid, gate):
             r = await c.post(f"/runs/{rid}/cancel")
             again = await c.post(f"/runs/{rid}/cancel")
             return r, again
