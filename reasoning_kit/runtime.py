@@ -26,8 +26,8 @@ from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage
 
 # %% auto #0
 __all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'RunState', 'Algorithm', 'check_int',
-           'input_notes', 'RunReducer', 'algorithm_of', 'fold_run', 'Check', 'EffectCall', 'Context', 'Run', 'Outcome',
-           'Engine']
+           'input_notes', 'check_float', 'check_bool', 'check_str', 'check_choice', 'check_str_list', 'renamed',
+           'RunReducer', 'algorithm_of', 'fold_run', 'Check', 'EffectCall', 'Context', 'Run', 'Outcome', 'Engine']
 
 # %% ../nbs/03_runtime.ipynb #f63c13b3
 class Status(str, Enum):
@@ -171,6 +171,54 @@ def input_notes(input: dict, name: str = "reflections") -> list[str]:
     if isinstance(v, str) or not isinstance(v, (list, tuple)) or not all(isinstance(x, str) for x in v):
         raise ValueError(f"input[{name!r}] must be a list of strings, got {v!r:.80}")
     return list(v)
+
+# %% ../nbs/03_runtime.ipynb #3db912ab
+def check_float(owner: str, name: str, value, lo: float, hi: float, *, none: bool = False) -> float | None:
+    "`value` as a float in lo..hi (None allowed when `none`), else a ValueError naming the bound."
+    if value is None and none: return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise ValueError(f"{owner}: {name} must be a number from {lo} to {hi}{' or None' if none else ''}, got {value!r:.80}")
+    if not lo <= value <= hi: raise ValueError(f"{owner}: {name} must be {lo} to {hi}, got {value}")
+    return float(value)
+
+def check_bool(owner: str, name: str, value) -> bool:
+    "`value` if it is True or False (not 1, not \"no\"), else a ValueError naming the parameter."
+    if not isinstance(value, bool): raise ValueError(f"{owner}: {name} must be True or False, got {value!r:.80}")
+    return value
+
+def check_str(owner: str, name: str, value, *, none: bool = False, empty: bool = False) -> str | None:
+    "`value` if it is a string (non-empty unless `empty`; None allowed when `none`), else a ValueError."
+    if value is None and none: return None
+    if not isinstance(value, str) or (not empty and not value.strip()):
+        raise ValueError(f"{owner}: {name} must be a{'' if empty else ' non-empty'} string{' or None' if none else ''}, got {value!r:.80}")
+    return value
+
+def check_choice(owner: str, name: str, value, choices) -> str:
+    "`value` if it is one of `choices`, else a ValueError listing them."
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{owner}: {name} must be one of {', '.join(map(repr, choices))}, got {value!r:.80}")
+    return value
+
+def check_str_list(owner: str, name: str, value, *, lo: int = 0, hi: int | None = None, none: bool = False) -> list[str] | None:
+    "`value` as a list of strings with lo..hi items (a lone string is refused), else a ValueError."
+    if value is None and none: return None
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(x, str) for x in value):
+        raise ValueError(f"{owner}: {name} must be a list of strings{' or None' if none else ''}, got {value!r:.80}")
+    if len(value) < lo or (hi is not None and len(value) > hi):
+        raise ValueError(f"{owner}: {name} must have {lo} to {hi if hi is not None else 'any number of'} items, got {len(value)}")
+    return list(value)
+
+# %% ../nbs/03_runtime.ipynb #842e4267
+import warnings
+
+def renamed(owner: str, old: str, new: str, old_value, new_value, default):
+    "The value to use for `new` when callers may still pass `old` (a deprecated alias for one version)."
+    if old_value is None: return new_value
+    if new_value is not default and new_value != old_value:
+        raise ValueError(f"{owner}: give {new}= only ({old}= is its old name), not both")
+    warnings.warn(f"{owner}: {old}= is deprecated and will be removed in the next version; use {new}=",
+                  DeprecationWarning, stacklevel=3)
+    return old_value
 
 # %% ../nbs/03_runtime.ipynb #e82a195d
 class RunReducer:
