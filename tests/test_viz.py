@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -121,16 +120,15 @@ def test_ten_thousand_events_step_without_refolding():
     s = Stepper(out)
     s.reducer = s.timeline.reducer = Counting(s.algorithm)
     s.goto(n - 2); s.state; applied.clear()
-    times = []
-    for move in [s.next, s.prev, s.prev] + [lambda k=k: s.goto(k) for k in range(0, n, 97)]:
-        t = time.perf_counter(); move(); s.picture(); s.event_html(); s.usage_html(); times.append(time.perf_counter() - t)
     # a step never folds more than one checkpoint interval of events, however far from the start it is
-    assert max(len(applied), 1) <= (3 + len(range(0, n, 97))) * s.timeline.every
+    # (the work is counted, not timed: time per step is measured by benchmarks/stepper.py)
+    for move in [s.next, s.prev, s.prev] + [lambda k=k: s.goto(k) for k in range(0, n, 97)]:
+        applied.clear(); move(); s.picture(); s.event_html(); s.usage_html()
+        assert len(applied) <= s.timeline.every, (s.pos, len(applied))
     per_move = []
     for move in [s.next] * 200:
         applied.clear(); move(); s.state; per_move.append(len(applied))
     assert max(per_move) <= 1  # forwards: one event applied a step
-    assert sum(times) / len(times) < 0.05, f"mean step {sum(times) / len(times) * 1000:.1f} ms"
 
 
 def test_unknown_algorithm_still_steps():

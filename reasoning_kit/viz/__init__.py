@@ -12,186 +12,24 @@ import bisect
 import copy
 import html
 import importlib
-import re
-import shutil
-from collections import OrderedDict
-from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from ..events import Event, Log, Timeline, fold
 from ..runtime import Algorithm, Outcome, Run, RunReducer, RunState, algorithm_of
+from .html import (FRAME_CSS, NO_DOT, Frame, Graph, dot_available, effect_html, esc, event_html, fields_html,
+                                    frame_html, message_html, shorten, to_html, usage_html)
+from .views import Jump, View, generic_view, matcher, state_table, view, view_for, views
+from fastcore.basics import patch
+
+_all_ = ["FRAME_CSS", "NO_DOT", "Frame", "Graph", "dot_available", "effect_html", "esc", "event_html", "fields_html", "frame_html",
+         "message_html", "shorten", "to_html", "usage_html", "Jump", "View", "generic_view", "matcher", "state_table", "view",
+         "view_for", "views"]  # re-exported: `from reasoning_kit.viz import Graph, view` as before
 
 # %% auto #0
-__all__ = ['NO_DOT', 'Jump', 'views', 'GENERIC_JUMPS', 'dot_available', 'esc', 'shorten', 'Graph', 'View', 'view', 'matcher',
-           'state_table', 'generic_view', 'view_for', 'StepReducer', 'Stepper', 'message_html', 'fields_html',
-           'effect_html', 'event_html', 'usage_html', 'to_html', 'frame_html', 'Frame', 'Compare']
-
-# %% ../../nbs/20_stepper.ipynb #9f7d1b82
-NO_DOT = ("Graphviz's <code>dot</code> program was not found, so this is a plain HTML rendering; "
-          "install it for the picture (Debian/Ubuntu: <code>apt-get install graphviz</code>).")
-
-def dot_available() -> bool:
-    "Whether the `graphviz` package and its `dot` program are both here."
-    try: import graphviz  # noqa: F401  (the widgets extra)
-    except ImportError: return False
-    return shutil.which("dot") is not None
-
-def esc(v: Any) -> str:
-    "HTML-escape `v` (any value, shown as text)."
-    return html.escape(str(v), quote=True)
-
-def shorten(text: Any, n: int = 60) -> str:
-    "`text` on one line, cut to `n` characters with an ellipsis."
-    s = " ".join(str(text if text is not None else "").split())
-    return s if len(s) <= n else s[: max(n - 1, 1)].rstrip() + "…"
-
-# %% ../../nbs/20_stepper.ipynb #14a4b928
-class Graph:
-    "Nodes and edges to draw: SVG through Graphviz, plain HTML without it."
-    def __init__(self, rankdir: str = "TB", **attrs):  # rankdir: TB (top-down) or LR (left to right)
-        self.attrs = {"rankdir": rankdir, "bgcolor": "transparent", **attrs}
-        self.nodes: dict[str, dict] = {}  # id -> {"label", **attrs}
-        self.edges: list[tuple[str, str, dict]] = []
-
-    def node(self, id: str, label: str, **attrs) -> Graph:
-        "Add (or update) node `id` with `label` (`\\n` breaks lines)."
-        self.nodes.setdefault(id, {}).update(label=label, **attrs); return self
-
-    def edge(self, a: str, b: str, label: str = "", **attrs) -> Graph:
-        "Add an edge from `a` to `b`."
-        self.edges.append((a, b, {**({"label": label} if label else {}), **attrs})); return self
-
-    def __repr__(self): return f"Graph({len(self.nodes)} nodes, {len(self.edges)} edges)"
-
-# %% ../../nbs/20_stepper.ipynb #fc1c6302
-_NODE_DEFAULTS = {"shape": "box", "style": "rounded,filled", "fillcolor": "white", "fontname": "Helvetica",
-                  "fontsize": "10", "margin": "0.08,0.04"}
-_svg_cache: OrderedDict[str, str] = OrderedDict()
-
-def _source(self: Graph) -> str:
-    import graphviz
-    g = graphviz.Digraph(graph_attr={k: str(v) for k, v in self.attrs.items()}, node_attr=_NODE_DEFAULTS,
-                         edge_attr={"fontname": "Helvetica", "fontsize": "9", "arrowsize": "0.6"})
-    for id, a in self.nodes.items(): g.node(id, **{k: str(v) for k, v in a.items()})
-    for x, y, a in self.edges: g.edge(x, y, **{k: str(v) for k, v in a.items()})
-    return g.source
-
-def _svg(self: Graph) -> str:
-    "The picture as an inline SVG element (raises when `dot` is missing)."
-    import graphviz
-    src = self.source()
-    if src in _svg_cache: _svg_cache.move_to_end(src); return _svg_cache[src]
-    out = graphviz.pipe("dot", "svg", src.encode()).decode()
-    out = out[out.index("<svg"):]  # drop the XML prolog and DOCTYPE: the SVG sits inside HTML
-    _svg_cache[src] = out
-    if len(_svg_cache) > 512: _svg_cache.popitem(last=False)
-    return out
-
-Graph.source, Graph.svg = _source, _svg
-
-# %% ../../nbs/20_stepper.ipynb #2602fbb4
-def _node_html(a: dict) -> str:
-    fill = a.get("fillcolor", "white")
-    grey = a.get("fontcolor") in ("gray", "grey", "gray50", "#999999") or "dashed" in str(a.get("style", ""))
-    bold = float(a.get("penwidth", 1)) >= 2
-    style = (f"background:{fill};padding:1px 6px;border-radius:4px;border:{'2px' if bold else '1px'} solid "
-             f"{a.get('color', '#999')};{'color:#999;' if grey else ''}display:inline-block;margin:1px 0")
-    return f'<span style="{style}">{esc(a.get("label", "")).replace(chr(10), " · ")}</span>'
-
-def _plain(self: Graph) -> str:
-    "The graph as plain HTML (no `dot` needed)."
-    parents: dict[str, list[str]] = {}
-    for x, y, _ in self.edges: parents.setdefault(y, []).append(x)
-    kids: dict[str, list[tuple[str, dict]]] = {}
-    for x, y, a in self.edges: kids.setdefault(x, []).append((y, a))
-    roots = [n for n in self.nodes if n not in parents]
-    reach, todo = set(), list(roots)
-    while todo:
-        n = todo.pop(); reach.add(n); todo.extend(c for c, _ in kids.get(n, []) if c not in reach)
-    if all(len(p) <= 1 for p in parents.values()) and reach >= set(self.nodes) | set(parents):  # a forest
-        def item(n, via=None):
-            sub = "".join(item(c, a) for c, a in kids.get(n, []))
-            lab = f'<small style="color:#666">{esc(via["label"])} </small>' if via and via.get("label") else ""
-            return f"<li>{lab}{_node_html(self.nodes.get(n, {'label': n}))}{f'<ul>{sub}</ul>' if sub else ''}</li>"
-        return f'<ul style="list-style:none;padding-left:1em">{"".join(item(r) for r in roots)}</ul>'
-    nodes = " ".join(_node_html(a) for a in self.nodes.values())
-    label = lambda n: esc(self.nodes.get(n, {}).get("label", n)).split("\n")[0]
-    edges = "".join(f"<li>{label(x)} → {label(y)}{(' <small>' + esc(a['label']) + '</small>') if a.get('label') else ''}</li>"
-                    for x, y, a in self.edges)
-    return f"<div>{nodes}</div><ul>{edges}</ul>"
-
-def _graph_html(self: Graph) -> str:
-    "SVG when `dot` is here, else the notice and the plain rendering."
-    if dot_available():
-        try: return self.svg()
-        except Exception as e:  # graphviz.ExecutableNotFound, or dot failing on this machine
-            if type(e).__name__ != "ExecutableNotFound": raise
-    return f'<div class="rk-notice" style="color:#8a6d3b;font-size:12px">{NO_DOT}</div>{self.plain()}'
-
-Graph.plain, Graph.html, Graph._repr_html_ = _plain, _graph_html, _graph_html
-
-# %% ../../nbs/20_stepper.ipynb #af0ebcbb
-Jump = str | tuple | Callable[[Event], bool]  # an event kind, a tuple of kinds, or a predicate
-
-@dataclass
-class View:
-    "An algorithm's picture of its state, with its own jumps and the event that starts one of its steps."
-    name: str  # the algorithm's registered name
-    draw: Callable[[RunState, Event | None], Any]  # (state after the event, the event) -> picture
-    jumps: dict[str, Jump] = field(default_factory=dict)  # label -> which events to jump to
-    step: Jump | None = None  # events that close one step of the algorithm (level, round, trial)
-
-views: dict[str, View] = {}  # algorithm name -> its view
-
-def view(name: str,  # the algorithm's registered name (as in `run.started`)
-         jumps: dict[str, Jump] | None = None,  # e.g. {"level": "tot.level_started"}
-         step: Jump | None = None):  # the event that closes one step (for aligning runs)
-    "Register the decorated function as the picture of algorithm `name`."
-    def deco(fn):
-        views[name] = View(name, fn, dict(jumps or {}), step); return fn
-    return deco
-
-def matcher(j: Jump) -> Callable[[Event], bool]:
-    "A predicate on events from a kind, a tuple of kinds, or a predicate."
-    if callable(j): return j
-    kinds = (j,) if isinstance(j, str) else tuple(j)
-    return lambda e: e.kind in kinds
-
-# %% ../../nbs/20_stepper.ipynb #7ee98b20
-def _value_html(v: Any, n: int = 200) -> str:
-    if isinstance(v, (list, tuple)) and v and not isinstance(v[0], (dict, list)):
-        return esc(shorten(", ".join(map(str, v)), n))
-    if isinstance(v, (list, tuple, dict)): return f"<small>{len(v)} item{'s' if len(v) != 1 else ''}</small> " + esc(shorten(v, n))
-    return esc(shorten(v, n))
-
-def state_table(obj: Any) -> str:
-    "Any state (a dataclass, a dict, a value) as a small HTML table of its fields."
-    if obj is None: return "<i>no algorithm state</i>"
-    items = ({f.name: getattr(obj, f.name) for f in fields(obj)} if is_dataclass(obj) else
-             obj if isinstance(obj, dict) else vars(obj) if hasattr(obj, "__dict__") else {"value": obj})
-    rows = "".join(f'<tr><th style="text-align:left;padding-right:8px;vertical-align:top">{esc(k)}</th>'
-                   f'<td style="text-align:left">{_value_html(v)}</td></tr>' for k, v in items.items())
-    return f'<table style="font-size:inherit">{rows}</table>'
-
-def generic_view(state: RunState, event: Event | None) -> str:
-    "The picture of an algorithm that has no view of its own: its state as a table."
-    return state_table(state.algo)
-
-def _view_module(name: str) -> str | None:
-    cls = Algorithm.registry.get(name)
-    if cls is None or not cls.__module__.startswith("reasoning_kit.algos."): return None
-    return "reasoning_kit.viz." + cls.__module__.rsplit(".", 1)[-1]
-
-def view_for(name: str | None) -> View:
-    "The view registered for algorithm `name` (importing its viz module), else the generic view."
-    if name in views: return views[name]
-    mod = _view_module(name) if name else None
-    if mod is not None:
-        try: importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name != mod: raise  # the view module exists but is broken: say so
-    return views.get(name) or View(name or "?", generic_view)
+__all__ = ['GENERIC_JUMPS', 'StepReducer', 'Stepper', 'Compare', 'FRAME_CSS', 'NO_DOT', 'Frame', 'Graph', 'dot_available',
+           'effect_html', 'esc', 'event_html', 'fields_html', 'frame_html', 'message_html', 'shorten', 'to_html',
+           'usage_html', 'Jump', 'View', 'generic_view', 'matcher', 'state_table', 'view', 'view_for', 'views']
 
 # %% ../../nbs/20_stepper.ipynb #20d22a25
 class StepReducer(RunReducer):
@@ -249,7 +87,8 @@ class Stepper:
     def _live(self) -> bool: return getattr(self, "_unsubscribe", None) is not None  # following a growing log
 
 # %% ../../nbs/20_stepper.ipynb #0723a7ed
-def _state_at(self: Stepper, i: int) -> RunState:
+@patch
+def state_at(self: Stepper, i: int) -> RunState:
     "The state after event `i` (shared with the stepper: copy it to keep it)."
     if not 0 <= i < len(self.events): raise IndexError(f"event {i} is outside 0..{len(self.events) - 1}")
     k = i + 1
@@ -260,9 +99,16 @@ def _state_at(self: Stepper, i: int) -> RunState:
     self._k = k
     return self._state
 
-Stepper.state_at = _state_at
-Stepper.state = property(lambda self: self.state_at(self.pos) if self.events else self.reducer.initial())
-Stepper.event = property(lambda self: self.events[self.pos] if self.events else None)
+
+@patch(as_prop=True)
+def state(self: Stepper) -> RunState:
+    "The state after the current event."
+    return self.state_at(self.pos) if self.events else self.reducer.initial()
+
+@patch(as_prop=True)
+def event(self: Stepper) -> Event | None:
+    "The current event."
+    return self.events[self.pos] if self.events else None
 
 # %% ../../nbs/20_stepper.ipynb #e13c4e51
 GENERIC_JUMPS: dict[str, Jump] = {
@@ -271,10 +117,12 @@ GENERIC_JUMPS: dict[str, Jump] = {
     "problem": lambda e: e.kind.endswith((".error", ".failed", ".dropped")) or e.kind == "budget.exhausted",
 }
 
-def _jumps(self: Stepper) -> dict[str, Jump]:
+@patch
+def jumps(self: Stepper) -> dict[str, Jump]:
     "Every jump this run offers: the algorithm's own first, then the generic ones."
     return {**self.view.jumps, **GENERIC_JUMPS}
 
+@patch
 def _positions(self: Stepper, jump: str) -> list[int]:
     if jump not in self._jump_index:
         if jump not in self.jumps(): raise KeyError(f"no jump {jump!r}; this run has {list(self.jumps())}")
@@ -285,149 +133,42 @@ def _positions(self: Stepper, jump: str) -> list[int]:
     self._jump_index[jump] = (pred, found, n)
     return found
 
-def _find(self: Stepper, jump: str, forward: bool = True) -> int | None:
+@patch
+def find(self: Stepper, jump: str, forward: bool = True) -> int | None:
     "Position of the next (or previous) event of kind `jump` from here, or None."
     found = self._positions(jump)
     j = bisect.bisect_right(found, self.pos) if forward else bisect.bisect_left(found, self.pos) - 1
     return found[j] if 0 <= j < len(found) else None
 
-def _goto(self: Stepper, i: int) -> Stepper:
+@patch
+def goto(self: Stepper, i: int) -> Stepper:
     "Move to event `i` (clamped to the log)."
     self.pos = max(0, min(int(i), len(self.events) - 1)); self._changed(); return self
 
-def _jump(self: Stepper, jump: str, forward: bool = True) -> Stepper:
+@patch
+def jump(self: Stepper, jump: str, forward: bool = True) -> Stepper:
     "Move to the next (or previous) event of kind `jump`, if there is one."
     i = self.find(jump, forward)
     return self.goto(i) if i is not None else self
 
-Stepper.jumps, Stepper._positions, Stepper.find, Stepper.goto, Stepper.jump = _jumps, _positions, _find, _goto, _jump
-Stepper.next = lambda self: self.goto(self.pos + 1)
-Stepper.prev = lambda self: self.goto(self.pos - 1)
-Stepper._changed = lambda self: [fn() for fn in self._listeners]
 
-# %% ../../nbs/20_stepper.ipynb #d344b9da
-_ROLE_COLOURS = {"system": "#6b7280", "user": "#1d4ed8", "assistant": "#047857", "tool": "#b45309"}
-_PRE = "white-space:pre-wrap;word-break:break-word;margin:2px 0 6px 0;font-family:inherit"
+@patch
+def next(self: Stepper) -> Stepper:
+    "One event forward."
+    return self.goto(self.pos + 1)
 
-def _text(t: Any) -> str: return f'<div style="{_PRE}">{esc(t)}</div>'
+@patch
+def prev(self: Stepper) -> Stepper:
+    "One event back."
+    return self.goto(self.pos - 1)
 
-def _call_html(tc: dict) -> str:
-    args = ", ".join(f"{k}={v!r}" for k, v in (tc.get("arguments") or {}).items())
-    return f'<div><code>{esc(tc.get("name"))}({esc(args)})</code> <small style="color:#888">{esc(tc.get("id") or "")}</small></div>'
-
-def message_html(m: dict) -> str:
-    "One chat message (as logged JSON): who said it, then what."
-    role = m.get("role", "?")
-    who = role + (f" · {m['name']}" if m.get("name") else "")
-    body = _text(m["content"]) if m.get("content") else ""
-    body += "".join(_call_html(tc) for tc in m.get("tool_calls") or [])
-    return (f'<div style="border-left:3px solid {_ROLE_COLOURS.get(role, "#999")};padding-left:6px;margin:4px 0">'
-            f'<b style="color:{_ROLE_COLOURS.get(role, "#999")};font-size:11px">{esc(who)}</b>{body}</div>')
-
-def fields_html(data: dict) -> str:
-    "An event's payload: short values in a table, long text as text."
-    rows = []
-    for k, v in data.items():
-        if v is None: continue
-        if isinstance(v, str) and (len(v) > 60 or "\n" in v): cell = _text(v)
-        elif isinstance(v, list) and v and all(isinstance(x, dict) and "role" in x for x in v):
-            cell = "".join(message_html(x) for x in v)
-        elif isinstance(v, dict) and "role" in v: cell = message_html(v)
-        elif isinstance(v, list) and all(isinstance(x, (str, int, float, bool)) for x in v): cell = esc(shorten(", ".join(map(str, v)), 300)) or "<i>none</i>"
-        elif isinstance(v, dict) and all(isinstance(x, (str, int, float, bool)) for x in v.values()):
-            cell = esc(shorten(", ".join(f"{a}: {b}" for a, b in v.items()), 300)) or "<i>none</i>"
-        else: cell = esc(shorten(v, 300))
-        rows.append(f'<tr><th style="text-align:left;vertical-align:top;padding-right:8px">{esc(k)}</th><td style="text-align:left">{cell}</td></tr>')
-    return f'<table style="font-size:inherit">{"".join(rows)}</table>' if rows else ""
-
-# %% ../../nbs/20_stepper.ipynb #cb0f0351
-def _request_html(req: dict) -> str:
-    meta = " · ".join(f"{k} {req[k]}" for k in ("role", "model", "temperature", "n") if req.get(k) not in (None, ""))
-    tools = req.get("tools") or []
-    offered = f'<div><small>tools offered: {esc(", ".join(t.get("name", "?") for t in tools))}</small></div>' if tools else ""
-    return f'<div><small style="color:#666">{esc(meta)}</small></div>{offered}' + "".join(message_html(m) for m in req.get("messages", []))
-
-def _result_html(res: dict) -> str:
-    choices = res.get("choices") or []
-    parts = []
-    for i, ch in enumerate(choices):
-        head = f"<small>sample {i + 1} of {len(choices)}</small>" if len(choices) > 1 else ""
-        parts.append(head + message_html(ch.get("message", {})))
-    u = res.get("usage") or {}
-    parts.append(f'<small style="color:#666">{u.get("prompt_tokens", 0)} prompt + {u.get("completion_tokens", 0)} completion tokens'
-                 f'{" · $%.4f" % u["cost"] if u.get("cost") else ""}{" · " + esc(res["model"]) if res.get("model") else ""}</small>')
-    return "".join(parts)
-
-def effect_html(e: Event, request: Event | None = None) -> str:
-    "An effect's request, result or error, readable."
-    eff, part = e.kind.split(".", 1)
-    d = e.data
-    replayed = ' <small style="color:#7c3aed">(served from the replayed log)</small>' if d.get("replayed") else ""
-    if part == "request":
-        req = d.get("request") or {}
-        if eff == "llm": return _request_html(req) + replayed
-        if eff == "tool": return _call_html(req) + replayed
-        return fields_html(req) + replayed
-    if part == "error": body = f'<div style="color:#b91c1c">{_text(d.get("error"))}</div>'
-    elif eff == "llm": body = _result_html(d.get("result") or {})
-    elif isinstance(d.get("result"), dict): body = fields_html(d["result"])
-    else: body = _text(d.get("result"))
-    if request is not None and eff == "llm":
-        msgs = (request.data.get("request") or {}).get("messages") or [{}]
-        last = msgs[-1]
-        body = (f'<div style="color:#666;font-size:12px">in answer to ({esc(last.get("role", "?"))}): '
-                f'{esc(shorten(last.get("content") or "", 160))}</div>' + body +
-                f'<details><summary><small>the whole prompt ({len(msgs)} messages)</small></summary>{effect_html(request)}</details>')
-    elif request is not None:
-        body += f'<details><summary><small>the request</small></summary>{effect_html(request)}</details>'
-    return body + replayed
-
-# %% ../../nbs/20_stepper.ipynb #3924eb7e
-_EFFECT = re.compile(r"^[a-z][a-z0-9_]*\.(request|result|error)$")
-
-def event_html(e: Event, n: int | None = None, request: Event | None = None) -> str:
-    "The event in full, as HTML: a heading, then its content laid out by kind."
-    head = (f'<div style="margin-bottom:4px"><b>{esc(e.kind)}</b>'
-            f'{f" <code>{esc(e.key)}</code>" if e.key else ""} <small style="color:#666">event {e.seq + 1}'
-            f'{f" of {n}" if n else ""} · {e.at:.3f}s</small></div>')
-    if _EFFECT.match(e.kind) and e.key is not None: body = effect_html(e, request)
-    elif e.kind == "run.started":
-        d = e.data
-        body = (f"<div>algorithm <b>{esc(d.get('algorithm'))}</b> · seed {esc(d.get('seed', 0))}</div>"
-                + fields_html({"input": d.get("input")} | {k: v for k, v in (d.get("config") or {}).items()}))
-    else: body = fields_html(e.data)
-    return f'<div class="rk-event">{head}{body}</div>'
-
-# %% ../../nbs/20_stepper.ipynb #897b6132
-def _of(v, limit, fmt=str) -> str: return fmt(v) + (f" / {fmt(limit)}" if limit is not None else "")
-
-def usage_html(s: RunState, e: Event | None = None) -> str:
-    "Calls, tokens, cost and time so far, against the budget."
-    b = s.budget or {}
-    parts = [f"model calls {_of(s.calls, b.get('calls'))}", f"tokens {_of(s.tokens, b.get('tokens'), lambda x: f'{x:,}')}"]
-    if s.cost or b.get("cost") is not None: parts.append(f"cost {_of(s.cost, b.get('cost'), lambda x: f'${x:.4f}')}")
-    if e is not None: parts.append(f"time {_of(e.at, b.get('seconds'), lambda x: f'{x:.2f}s')}")
-    tools = {k: v for k, v in s.issued.items() if k != "llm"}
-    if tools: parts.append(" · ".join(f"{k} calls {v}" for k, v in tools.items()))
-    if s.pending: parts.append(f"<b>{len(s.pending)} pending</b>")
-    if s.exhausted: parts.append(f'<b style="color:#b45309">budget exhausted: {esc(s.exhausted)}</b>')
-    if s.status: parts.append(f'<b style="color:{"#047857" if s.status == "ok" else "#b91c1c"}">{esc(s.status)}</b>'
-                              + (f" {esc(shorten(s.error, 120))}" if s.error else ""))
-    return f'<div class="rk-usage" style="font-size:12px;color:#333">{" · ".join(parts)}</div>'
+@patch
+def _changed(self: Stepper):
+    for fn in self._listeners: fn()
 
 # %% ../../nbs/20_stepper.ipynb #e093a89b
-def to_html(obj: Any) -> str:
-    "A view's picture as HTML: a string, a `Graph`, or anything with an HTML or SVG repr."
-    if obj is None: return ""
-    if isinstance(obj, str): return obj
-    for attr in ("_repr_html_", "_repr_svg_", "_repr_image_svg_xml"):
-        f = getattr(obj, attr, None)
-        if f is not None:
-            out = f()
-            if out: return out if attr == "_repr_html_" else out[out.find("<svg"):]
-    return f"<pre>{esc(obj)}</pre>"
-
-def _picture(self: Stepper, i: int | None = None) -> str:
+@patch
+def picture(self: Stepper, i: int | None = None) -> str:
     "The algorithm's picture of its state after event `i` (default: the current one), as HTML."
     i = self.pos if i is None else i
     if not self.events: return "<i>no events yet</i>"
@@ -436,6 +177,7 @@ def _picture(self: Stepper, i: int | None = None) -> str:
     note = f'<div style="color:#8a6d3b;font-size:12px">{esc(self.problem)}</div>' if self.problem else ""
     return note + pic
 
+@patch
 def _request_of(self: Stepper, e: Event) -> Event | None:
     n = len(self.events)
     for j in range(self._indexed, n):
@@ -445,42 +187,31 @@ def _request_of(self: Stepper, e: Event) -> Event | None:
     j = self._requests.get(e.key) if e.key is not None and not e.kind.endswith(".request") else None
     return self.events[j] if j is not None and j < e.seq else None
 
-def _event_html(self: Stepper, i: int | None = None) -> str:
+@patch
+def event_html(self: Stepper, i: int | None = None) -> str:
     "The event at `i` (default: the current one), readable."
     i = self.pos if i is None else i
     if not self.events: return "<i>no events yet</i>"
     return event_html(self.events[i], len(self.events), self._request_of(self.events[i]))
 
-Stepper.picture, Stepper._request_of, Stepper.event_html = _picture, _request_of, _event_html
-Stepper.usage_html = lambda self, i=None: usage_html(self.state_at(self.pos if i is None else i), self.events[self.pos if i is None else i]) if self.events else ""
+
+@patch
+def usage_html(self: Stepper, i: int | None = None) -> str:
+    "The usage line after event `i` (default: the current one)."
+    if not self.events: return ""
+    i = self.pos if i is None else i
+    return usage_html(self.state_at(i), self.events[i])
 
 # %% ../../nbs/20_stepper.ipynb #871b4400
-_FRAME_CSS = "font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;font-size:13px;line-height:1.35"
-
-def frame_html(picture: str, event: str, usage: str = "", title: str = "") -> str:
-    "A picture beside an event, with a usage line on top."
-    return (f'<div class="rk-frame" style="{_FRAME_CSS}">'
-            f'{f"<div><b>{title}</b></div>" if title else ""}{usage}'
-            f'<div style="display:flex;gap:16px;align-items:flex-start;margin-top:6px">'
-            f'<div class="rk-picture" style="flex:3;min-width:0;overflow:auto;max-height:640px">{picture}</div>'
-            f'<div class="rk-current" style="flex:2;min-width:0;overflow:auto;max-height:640px;border-left:1px solid #ddd;padding-left:10px">{event}</div>'
-            f"</div></div>")
-
-class Frame:
-    "Static HTML of one step of a run."
-    def __init__(self, html: str): self.html = html
-    def _repr_html_(self): return self.html
-    def __repr__(self): return f"Frame({len(self.html)} characters of HTML)"
-
-def _frame(self: Stepper, i: int | None = None) -> Frame:
+@patch
+def frame(self: Stepper, i: int | None = None) -> Frame:
     "The step `i` (default: the current one) as static HTML: picture, event and usage."
     i = self.pos if i is None else i
     title = f"{esc(self.name)}: event {i + 1} of {len(self)}"
     return Frame(frame_html(self.picture(i), self.event_html(i), self.usage_html(i), title))
 
-Stepper.frame = _frame
-
 # %% ../../nbs/20_stepper.ipynb #fe59519a
+@patch
 def _build(self: Stepper):
     import ipywidgets as W
     n = max(len(self.events) - 1, 0)
@@ -516,6 +247,7 @@ def _build(self: Stepper):
     return self.ui
 
 # %% ../../nbs/20_stepper.ipynb #edb82bc2
+@patch
 def _redraw(self: Stepper):
     if getattr(self, "ui", None) is None: return
     n = max(len(self.events) - 1, 0)
@@ -527,19 +259,20 @@ def _redraw(self: Stepper):
     live = ' <span style="color:#dc2626">● live</span>' if self._live() else ""
     self.position.value = f"<b>{self.pos + 1 if self.events else 0}</b> / {len(self.events)}{live}"  # last: the panes are already sent
 
-def _widget(self: Stepper):
+@patch
+def widget(self: Stepper):
     "The widget (built on first use)."
     return self.ui if getattr(self, "ui", None) is not None else self._build()
 
+@patch
 def _repr_mimebundle_(self: Stepper, include=None, exclude=None):
     "The widget where a front end can show it, the current frame as HTML everywhere else."
     try: bundle = self.widget()._repr_mimebundle_(include=include, exclude=exclude) or {}
     except ImportError: bundle = {}
     return {**bundle, "text/html": self.frame().html}
 
-Stepper._build, Stepper._redraw, Stepper.widget, Stepper._repr_mimebundle_ = _build, _redraw, _widget, _repr_mimebundle_
-
 # %% ../../nbs/20_stepper.ipynb #15140695
+@patch
 def _on_event(self: Stepper, e: Event):  # called inside `Log.append`: cheap, and never raises into the run
     try:
         at_end = self.pos >= len(self.events) - 2
@@ -549,6 +282,7 @@ def _on_event(self: Stepper, e: Event):  # called inside `Log.append`: cheap, an
     except Exception as err:  # a display problem must never end the run it is watching
         self.problem = f"the stepper stopped following: {type(err).__name__}: {err}"
 
+@patch
 def _schedule(self: Stepper, delay: float = 0.05):
     if getattr(self, "_pending_redraw", False): return
     try: loop = asyncio.get_running_loop()
@@ -560,11 +294,10 @@ def _schedule(self: Stepper, delay: float = 0.05):
         except Exception as err: self.problem = f"redrawing failed: {type(err).__name__}: {err}"
     loop.call_later(delay, go)
 
-def _close(self: Stepper):
+@patch
+def close(self: Stepper):
     "Stop following the log."
     if self._unsubscribe is not None: self._unsubscribe(); self._unsubscribe = None
-
-Stepper._on_event, Stepper._schedule, Stepper.close = _on_event, _schedule, _close
 
 # %% ../../nbs/20_stepper.ipynb #e47708e8
 class Compare:
@@ -589,16 +322,18 @@ class Compare:
         return [ends[min(j, len(ends) - 1)] for ends in self._ends]
 
 # %% ../../nbs/20_stepper.ipynb #e19d7425
-def _compare_html(self: Compare, j: int | None = None) -> str:
+@patch
+def html(self: Compare, j: int | None = None) -> str:
     j = self.step if j is None else j
     cols = []
     for lab, s, i in zip(self.labels, self.sides, self.position(j)):
         cols.append(f'<div style="flex:1;min-width:0;overflow:auto"><div><b>{esc(lab)}</b> '
                     f'<small>event {i + 1} of {len(s)}</small></div>{s.usage_html(i)}{s.picture(i)}</div>')
-    return (f'<div class="rk-compare" style="{_FRAME_CSS}"><div>step <b>{j}</b> of {self.steps - 1}</div>'
+    return (f'<div class="rk-compare" style="{FRAME_CSS}"><div>step <b>{j}</b> of {self.steps - 1}</div>'
             f'<div style="display:flex;gap:16px;align-items:flex-start">{"".join(cols)}</div></div>')
 
-def _compare_widget(self: Compare):
+@patch
+def widget(self: Compare):
     import ipywidgets as W
     if getattr(self, "ui", None) is not None: return self.ui
     self.slider = W.IntSlider(value=self.step, min=0, max=max(self.steps - 1, 0), description="step")
@@ -607,6 +342,5 @@ def _compare_widget(self: Compare):
     self.slider.observe(move, "value")
     self.ui = W.VBox([self.slider, self.pane]); return self.ui
 
-Compare.html, Compare.widget = _compare_html, _compare_widget
 Compare._repr_html_ = lambda self: self.html()
 Compare._repr_mimebundle_ = lambda self, include=None, exclude=None: {**self.widget()._repr_mimebundle_(), "text/html": self.html()}

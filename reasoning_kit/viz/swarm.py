@@ -11,7 +11,7 @@ from ..algos.swarm import SwarmState
 from ..events import Event
 from ..runtime import RunState
 from . import Graph, esc, view
-from .toolloop import _errors, _turn_of, loop_summary, turns_html
+from .toolloop import tool_errors, turn_of, loop_summary, turns_html
 
 # %% auto #0
 __all__ = ['agents_graph', 'swarm_view']
@@ -48,4 +48,4 @@ def swarm_view(state: RunState, event: Event | None) -> str:
     active = f'active: <b style="color:#b45309">{esc(s.agent or c.get("start"))}</b>'
     head = loop_summary(s, c).replace("</div>", f" · {active} · {taken}</div>", 1)
     notes = f'<div><small>notes: {esc("; ".join(s.notes))}</small></div>' if s.notes else ""
-    return head + agents_graph(s, c).html() + notes + turns_html(s.messages, _turn_of(event), s.speakers, _errors(s))
+    return head + agents_graph(s, c).html() + notes + turns_html(s.messages, turn_of(event), s.speakers, tool_errors(s))

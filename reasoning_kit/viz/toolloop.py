@@ -13,7 +13,7 @@ from ..runtime import RunState
 from . import esc, message_html, shorten, view
 
 # %% auto #0
-__all__ = ['split_turns', 'turns_html', 'loop_summary', 'toolloop_view']
+__all__ = ['split_turns', 'turn_of', 'turns_html', 'loop_summary', 'tool_errors', 'toolloop_view']
 
 # %% ../../nbs/21_view_toolloop.ipynb #3e27dd06
 def split_turns(messages: list[dict]) -> list[list[dict]]:
@@ -25,7 +25,7 @@ def split_turns(messages: list[dict]) -> list[list[dict]]:
     return turns
 
 # %% ../../nbs/21_view_toolloop.ipynb #f3b90af8
-def _turn_of(e: Event | None) -> int | None:
+def turn_of(e: Event | None) -> int | None:
     if e is None: return None
     if isinstance(e.data.get("turn"), int): return e.data["turn"]
     if e.key and e.key.startswith("loop/"):
@@ -69,10 +69,10 @@ def loop_summary(s: LoopState, config: dict) -> str:
     elif s.ended: parts.append(f'<b style="color:#b45309">ended: {esc(s.ended)}</b>')
     return f'<div style="margin-bottom:4px">{" · ".join(parts)}</div>'
 
-def _errors(s: LoopState) -> dict[str, str]: return {t["call_id"]: t["error"] for t in s.tools_run if t.get("error") and t.get("call_id")}
+def tool_errors(s: LoopState) -> dict[str, str]: return {t["call_id"]: t["error"] for t in s.tools_run if t.get("error") and t.get("call_id")}
 
 @view("tool_loop", jumps={"turn": "loop.replied", "tool result": "loop.tool_result"}, step="loop.replied")
 def toolloop_view(state: RunState, event: Event | None) -> str:
     "A tool loop after `event`: a summary line, then the conversation by turns."
     s: LoopState = state.algo
-    return loop_summary(s, state.config) + turns_html(s.messages, _turn_of(event), errors=_errors(s))
+    return loop_summary(s, state.config) + turns_html(s.messages, turn_of(event), errors=tool_errors(s))
