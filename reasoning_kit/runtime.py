@@ -19,6 +19,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Awaitable, Callable, ClassVar
 
+from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 
 from .events import SCHEMA_VERSION, Event, Log, Timeline, fold
@@ -314,7 +315,8 @@ class Context:
         return await self.effect("validate", key, Check(name=name, answer=answer, info=info))
 
 # %% ../nbs/03_runtime.ipynb #37c38837
-async def _effect(self: Context, effect: str, key: str, request: BaseModel, stream: bool = False):
+@patch
+async def effect(self: Context, effect: str, key: str, request: BaseModel, stream: bool = False):
     run = self._run
     req = request.model_dump(mode="json", exclude_defaults=True)  # what the log holds, and what replay compares
     seen = run._asked.get(key)
@@ -333,10 +335,9 @@ async def _effect(self: Context, effect: str, key: str, request: BaseModel, stre
     finally: del run._inflight[key]
     return res
 
-Context.effect = _effect
-
 # %% ../nbs/03_runtime.ipynb #12dd7e59
-async def _gather(self: Context, *aws: Awaitable, return_exceptions: bool = False) -> list:
+@patch
+async def gather(self: Context, *aws: Awaitable, return_exceptions: bool = False) -> list:
     """Run effects together and wait for *all* of them, so every answer that was paid for is logged.
     With `return_exceptions`, failed effects (`EffectFailed`) and budget refusals come back in place,
     so the algorithm can record what it did get; otherwise the first failure by position is raised.
@@ -355,8 +356,6 @@ async def _gather(self: Context, *aws: Awaitable, return_exceptions: bool = Fals
         out.append(e)
     if stop is not None: raise stop
     return out
-
-Context.gather = _gather
 
 # %% ../nbs/03_runtime.ipynb #c2319aa3
 class Run:
@@ -404,6 +403,7 @@ class _ReplayIndex:
         return None
 
 # %% ../nbs/03_runtime.ipynb #9ec4e4d8
+@patch
 def _check_budget(self: Run, effect: str, key: str):
     if self._cancel: raise Cancelled("run cancelled")
     b, s = self.budget, self.state
@@ -419,14 +419,14 @@ def _check_budget(self: Run, effect: str, key: str):
     self.log.append("budget.exhausted", {"reason": reason, "detail": detail, "effect": effect}, key=key)
     raise BudgetExhausted(reason, detail)
 
+@patch
 def _out_of_time(self: Run, effect: str, key: str, detail: str):
     "The wall-clock budget ran out while `key` was being answered: the call is abandoned."
     self.log.append("budget.exhausted", {"reason": "seconds", "detail": detail, "effect": effect, "in_flight": True}, key=key)
     raise BudgetExhausted("seconds", detail)
 
-Run._check_budget, Run._out_of_time = _check_budget, _out_of_time
-
 # %% ../nbs/03_runtime.ipynb #3e828359
+@patch
 async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict, stream: bool):
     handler = self.engine.handlers.get(effect)
     if handler is None: raise LookupError(f"no handler attached for {effect!r} effects (attach one, e.g. "
@@ -467,16 +467,16 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
     self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True)}, key=key)
     return res
 
+@patch
 def _answer_of(self: Run, effect: str, key: str):
     "The answer already folded for `key`, as the handler's type (or its error, raised again)."
     r = self.state.results[key]
     if "error" in r: raise EffectFailed(effect, key, r["error"])
     return self.engine.handlers[effect].result_type.model_validate(r["result"])
 
+@patch
 def _on_delta(self: Run, delta):
     for fn in self._delta_listeners: fn(delta)
-
-Run._serve, Run._answer_of, Run._on_delta = _serve, _answer_of, _on_delta
 
 # %% ../nbs/03_runtime.ipynb #37b72945
 class Outcome(BaseModel):
@@ -498,6 +498,7 @@ class Outcome(BaseModel):
     __str__ = __repr__
 
 # %% ../nbs/03_runtime.ipynb #ca6e5999
+@patch
 async def _main(self: Run) -> Outcome:
     a = self.algorithm
     self.log.append("run.started", {"algorithm": a.name, "config": a.config(), "input": self.input, "seed": self.seed,
@@ -515,6 +516,7 @@ async def _main(self: Run) -> Outcome:
     except Exception as e: status, error = Status.FAILED, f"{type(e).__name__}: {e}"
     return self._finish(status, error)
 
+@patch
 def _finish(self: Run, status: Status, error: str | None) -> Outcome:
     self.log.append("run.finished", {"status": status.value, "error": error})
     self.log.close()
@@ -524,17 +526,15 @@ def _finish(self: Run, status: Status, error: str | None) -> Outcome:
     return Outcome(status=status, value=value, error=error, log=self.log, state=s, usage=s.usage, calls=s.calls,
                    sent=dict(self.sent), served=dict(self.served))
 
-Run._main, Run._finish = _main, _finish
-
 # %% ../nbs/03_runtime.ipynb #3083e5b2
-def _cancel(self: Run):
+@patch
+def cancel(self: Run):
     "Stop the run; it ends with status CANCELLED and keeps everything logged so far."
     self._cancel = True
     if self._task is not None and not self._task.done(): self._task.cancel()
 
-def _await(self: Run): return self._task.__await__()
-
-Run.cancel, Run.__await__ = _cancel, _await
+@patch
+def __await__(self: Run): return self._task.__await__()
 
 # %% ../nbs/03_runtime.ipynb #f446074b
 class Engine:
