@@ -80,10 +80,11 @@ class RunState:
     completion_tokens: int = 0
     cached_tokens: int = 0
     cost_nanos: int = 0  # dollars * 1e9, summed as integers so that the order of answers can't change it
+    cached: int = 0  # model requests answered by a cache (`served` in their result): not model calls
     algo: Any = None  # the algorithm's own folded state
 
     @property
-    def calls(self) -> int: return self.issued.get("llm", 0)
+    def calls(self) -> int: return self.issued.get("llm", 0) - self.cached  # model calls: requests not answered by a cache
     @property
     def tokens(self) -> int: return self.prompt_tokens + self.completion_tokens
     @property
@@ -108,6 +109,7 @@ def _result(s: RunState, e: Event):
     s.pending.pop(e.key, None)
     res = e.data.get("result")
     s.results[e.key] = {"effect": eff, "result": res}
+    if eff == "llm" and e.data.get("served"): s.cached += 1
     if eff == "llm" and res:
         u = res.get("usage") or {}
         s.prompt_tokens += u.get("prompt_tokens", 0); s.completion_tokens += u.get("completion_tokens", 0)
@@ -271,7 +273,12 @@ class EffectCall:
     effect: str
     run: Run
     on_delta: Callable | None = None
+    served: str | None = None  # set by `mark_served`: where the answer came from, when not from a model
     def emit(self, kind: str, **data) -> Event: return self.run.log.append(kind, data, key=self.key)
+    def mark_served(self, source: str) -> None:
+        "Say the answer came from `source` (e.g. \"cache\"), not a model: logged, and not counted as a model call."
+        if not isinstance(source, str) or not source: raise ValueError(f"mark_served: source must be a non-empty string, got {source!r:.80}")
+        self.served = source
 
 # %% ../nbs/03_runtime.ipynb #b0b984bf
 class Context:
@@ -372,13 +379,22 @@ class Run:
         self._gathering = 0  # gathers in progress: effects then yield once after being admitted
         self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
         self.served: dict[str, int] = {}  # effects served from the replayed log
-        self.sent: dict[str, int] = {}  # effects actually sent to handlers
+        self.sent: dict[str, int] = {}  # effects actually sent to handlers (and not answered by a cache)
+        self.cached: dict[str, int] = {}  # effects a handler answered from a cache (`EffectCall.mark_served`)
+        self.asked_keys: list[str] = []  # keys answered by a handler in this run, in order of answer
+        self.served_keys: list[str] = []  # keys served from the replayed log
+        self.cached_keys: list[str] = []  # keys a handler answered from a cache
         self._delta_listeners: list[Callable] = []
         self._cancel = False
         self._task: asyncio.Task | None = None
         self._t0 = time.monotonic()
 
     def __repr__(self): return f"Run({self.algorithm.name}, {len(self.log)} events, status={self.state.status})"
+
+    @property
+    def done(self) -> bool:
+        "True once the run has finished (its `Outcome` is ready: `await run` returns it at once)."
+        return self._task is not None and self._task.done()
 
     def watch_deltas(self, fn: Callable) -> None:
         "Receive streamed text and tool-call deltas as they arrive (they are not logged)."
@@ -393,8 +409,8 @@ class _ReplayIndex:
             if e.kind == "run.started": same_budget = e.data.get("budget") == (budget.model_dump() if budget else None)
             elif e.key is None: continue
             elif e.kind.endswith(".request") and e.kind.count(".") == 1: self.requests[e.key] = e.data.get("request")
-            elif e.kind.endswith(".result") and e.kind.count(".") == 1: self.answers[e.key] = ("result", e.data.get("result"))
-            elif e.kind.endswith(".error") and e.kind.count(".") == 1 and not retry_errors: self.answers[e.key] = ("error", e.data.get("error"))
+            elif e.kind.endswith(".result") and e.kind.count(".") == 1: self.answers[e.key] = ("result", e.data.get("result"), e.data.get("served"))
+            elif e.kind.endswith(".error") and e.kind.count(".") == 1 and not retry_errors: self.answers[e.key] = ("error", e.data.get("error"), None)
             elif e.kind == "budget.exhausted" and e.data.get("reason") == "seconds" and same_budget:
                 self.time_refusals[e.key] = bool(e.data.get("in_flight"))
 
@@ -438,12 +454,12 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
     self.log.append(f"{effect}.request", {"request": req, **({"replayed": True} if hit else {})}, key=key)
     if self._gathering: await asyncio.sleep(0)  # let effects started together all be admitted first (see below)
     if hit is not None:
-        self.served[effect] = self.served.get(effect, 0) + 1
-        kind, payload = hit
+        self.served[effect] = self.served.get(effect, 0) + 1; self.served_keys.append(key)
+        kind, payload, served = hit
         if kind == "error":
             self.log.append(f"{effect}.error", {"error": payload, "replayed": True}, key=key)
             raise EffectFailed(effect, key, payload)
-        self.log.append(f"{effect}.result", {"result": payload, "replayed": True}, key=key)
+        self.log.append(f"{effect}.result", {"result": payload, "replayed": True, **({"served": served} if served else {})}, key=key)
         return rtype.model_validate(payload)
     if self._replay and self._replay.time_refusals.get(key): self._out_of_time(effect, key, "as recorded in the replayed log")
     self.sent[effect] = self.sent.get(effect, 0) + 1
@@ -464,7 +480,12 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
         err = f"{type(e).__name__}: {e}"
         self.log.append(f"{effect}.error", {"error": err}, key=key)
         raise EffectFailed(effect, key, err) from e
-    self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True)}, key=key)
+    if call.served is not None:  # a cache answered: logged as served, not counted as a model call
+        self.sent[effect] -= 1; self.cached[effect] = self.cached.get(effect, 0) + 1; self.cached_keys.append(key)
+        self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True), "served": call.served}, key=key)
+    else:
+        self.asked_keys.append(key)
+        self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True)}, key=key)
     return res
 
 @patch
@@ -489,8 +510,12 @@ class Outcome(BaseModel):
     state: Any  # the RunState: fold of the log
     usage: Usage  # logical usage of the run, replayed calls included
     calls: int  # logical model calls
-    sent: dict[str, int]  # effects actually sent to handlers in this run
+    sent: dict[str, int]  # effects actually sent to handlers in this run (cache answers excluded)
     served: dict[str, int]  # effects served from a replayed log
+    cached: dict[str, int] = {}  # effects a handler answered from a cache (`EffectCall.mark_served`)
+    asked_keys: list[str] = []  # keys a handler answered in this run (what this run paid for)
+    served_keys: list[str] = []  # keys served from the replayed log (what it did not pay for again)
+    cached_keys: list[str] = []  # keys a cache answered
 
     @property
     def ok(self) -> bool: return self.status == Status.OK
@@ -524,7 +549,8 @@ def _finish(self: Run, status: Status, error: str | None) -> Outcome:
     except Exception as e: value, error = {}, error or f"result: {type(e).__name__}: {e}"
     s = self.state
     return Outcome(status=status, value=value, error=error, log=self.log, state=s, usage=s.usage, calls=s.calls,
-                   sent=dict(self.sent), served=dict(self.served))
+                   sent=dict(self.sent), served=dict(self.served), cached=dict(self.cached), asked_keys=list(self.asked_keys),
+                   served_keys=list(self.served_keys), cached_keys=list(self.cached_keys))
 
 # %% ../nbs/03_runtime.ipynb #3083e5b2
 @patch
