@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
+from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 # %% auto #0
@@ -72,7 +73,8 @@ def _event(kind: str, data: dict, key: str | None, seq: int, at: float) -> Event
     object.__setattr__(ev, "__pydantic_private__", None)
     return ev
 
-def _append(self: Log, kind: str, data: dict | None = None, key: str | None = None) -> Event:
+@patch
+def append(self: Log, kind: str, data: dict | None = None, key: str | None = None) -> Event:
     "Record that `kind` happened (with `data`, for effect `key`) and return the event."
     _check_kind(kind)
     ev = _event(kind, data if data is not None else {}, key, len(self.events), round(time.monotonic() - self._t0, 6))
@@ -81,12 +83,11 @@ def _append(self: Log, kind: str, data: dict | None = None, key: str | None = No
     for fn in self._listeners: fn(ev)
     return ev
 
-def _subscribe(self: Log, fn: Callable[[Event], None]) -> Callable[[], None]:
+@patch
+def subscribe(self: Log, fn: Callable[[Event], None]) -> Callable[[], None]:
     "Call `fn` with every event appended from now on; returns a function that stops it."
     self._listeners.append(fn)
     return lambda: self._listeners.remove(fn) if fn in self._listeners else None
-
-Log.append, Log.subscribe = _append, _subscribe
 
 # %% ../nbs/00_events.ipynb #0f451de9
 LOG_FORMAT = "reasoning_kit.log"
@@ -102,14 +103,17 @@ def _header() -> str:
     return json.dumps({"format": LOG_FORMAT, "schema": SCHEMA_VERSION}) + "\n"
 
 # %% ../nbs/00_events.ipynb #fdab18d9
-def _to_jsonl(self: Log) -> str:
+@patch
+def to_jsonl(self: Log) -> str:
     "The log as JSON Lines text: a header, then one event per line."
     return _header() + "".join(_line(e) for e in self.events)
 
-def _write(self: Log, path: str | Path) -> Path:
+@patch
+def write(self: Log, path: str | Path) -> Path:
     "Write the whole log to `path` (replacing it) and return the path."
     path = Path(path); path.write_text(self.to_jsonl(), encoding="utf-8"); return path
 
+@patch
 def _open(self: Log, path: Path):
     if path.exists() and path.stat().st_size > 0:
         raise FileExistsError(f"{path} already holds a log; read it with Log.read (and replay it) "
@@ -117,11 +121,10 @@ def _open(self: Log, path: Path):
     self._file = open(path, "w", encoding="utf-8")
     self._file.write(_header()); self._file.writelines(_line(e) for e in self.events); self._file.flush()
 
-def _close(self: Log):
+@patch
+def close(self: Log):
     "Stop writing to the file (the events stay in memory)."
     if self._file is not None: self._file.close(); self._file = None
-
-Log.to_jsonl, Log.write, Log._open, Log.close = _to_jsonl, _write, _open, _close
 
 # %% ../nbs/00_events.ipynb #5a82ea45
 def _parse(text: str, source: str = "<text>", repair: bool = False) -> Log:
@@ -155,18 +158,16 @@ def _parse(text: str, source: str = "<text>", repair: bool = False) -> Log:
         events.append(ev)
     return Log(events)
 
-@classmethod
-def _from_jsonl(cls, text: str, repair: bool = False) -> Log:
+@patch(cls_method=True)
+def from_jsonl(cls: Log, text: str, repair: bool = False) -> Log:
     "Parse JSON Lines text into a `Log`."
     return _parse(text, repair=repair)
 
-@classmethod
-def _read(cls, path: str | Path, repair: bool = False) -> Log:
+@patch(cls_method=True)
+def read(cls: Log, path: str | Path, repair: bool = False) -> Log:
     "Read a log file; `repair=True` drops a last line that a crash cut short."
     path = Path(path)
     return _parse(path.read_text(encoding="utf-8"), str(path), repair=repair)
-
-Log.from_jsonl, Log.read = _from_jsonl, _read
 
 # %% ../nbs/00_events.ipynb #3134b452
 class Reducer(Protocol):

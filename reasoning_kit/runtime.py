@@ -19,6 +19,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Awaitable, Callable, ClassVar
 
+from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 
 from .events import SCHEMA_VERSION, Event, Log, Timeline, fold
@@ -79,10 +80,11 @@ class RunState:
     completion_tokens: int = 0
     cached_tokens: int = 0
     cost_nanos: int = 0  # dollars * 1e9, summed as integers so that the order of answers can't change it
+    cached: int = 0  # model requests answered by a cache (`served` in their result): not model calls
     algo: Any = None  # the algorithm's own folded state
 
     @property
-    def calls(self) -> int: return self.issued.get("llm", 0)
+    def calls(self) -> int: return self.issued.get("llm", 0) - self.cached  # model calls: requests not answered by a cache
     @property
     def tokens(self) -> int: return self.prompt_tokens + self.completion_tokens
     @property
@@ -107,6 +109,7 @@ def _result(s: RunState, e: Event):
     s.pending.pop(e.key, None)
     res = e.data.get("result")
     s.results[e.key] = {"effect": eff, "result": res}
+    if eff == "llm" and e.data.get("served"): s.cached += 1
     if eff == "llm" and res:
         u = res.get("usage") or {}
         s.prompt_tokens += u.get("prompt_tokens", 0); s.completion_tokens += u.get("completion_tokens", 0)
@@ -270,7 +273,12 @@ class EffectCall:
     effect: str
     run: Run
     on_delta: Callable | None = None
+    served: str | None = None  # set by `mark_served`: where the answer came from, when not from a model
     def emit(self, kind: str, **data) -> Event: return self.run.log.append(kind, data, key=self.key)
+    def mark_served(self, source: str) -> None:
+        "Say the answer came from `source` (e.g. \"cache\"), not a model: logged, and not counted as a model call."
+        if not isinstance(source, str) or not source: raise ValueError(f"mark_served: source must be a non-empty string, got {source!r:.80}")
+        self.served = source
 
 # %% ../nbs/03_runtime.ipynb #b0b984bf
 class Context:
@@ -314,7 +322,8 @@ class Context:
         return await self.effect("validate", key, Check(name=name, answer=answer, info=info))
 
 # %% ../nbs/03_runtime.ipynb #37c38837
-async def _effect(self: Context, effect: str, key: str, request: BaseModel, stream: bool = False):
+@patch
+async def effect(self: Context, effect: str, key: str, request: BaseModel, stream: bool = False):
     run = self._run
     req = request.model_dump(mode="json", exclude_defaults=True)  # what the log holds, and what replay compares
     seen = run._asked.get(key)
@@ -333,10 +342,9 @@ async def _effect(self: Context, effect: str, key: str, request: BaseModel, stre
     finally: del run._inflight[key]
     return res
 
-Context.effect = _effect
-
 # %% ../nbs/03_runtime.ipynb #12dd7e59
-async def _gather(self: Context, *aws: Awaitable, return_exceptions: bool = False) -> list:
+@patch
+async def gather(self: Context, *aws: Awaitable, return_exceptions: bool = False) -> list:
     """Run effects together and wait for *all* of them, so every answer that was paid for is logged.
     With `return_exceptions`, failed effects (`EffectFailed`) and budget refusals come back in place,
     so the algorithm can record what it did get; otherwise the first failure by position is raised.
@@ -356,8 +364,6 @@ async def _gather(self: Context, *aws: Awaitable, return_exceptions: bool = Fals
     if stop is not None: raise stop
     return out
 
-Context.gather = _gather
-
 # %% ../nbs/03_runtime.ipynb #c2319aa3
 class Run:
     "One execution of an algorithm: a live log and the state folded from it."
@@ -373,13 +379,22 @@ class Run:
         self._gathering = 0  # gathers in progress: effects then yield once after being admitted
         self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
         self.served: dict[str, int] = {}  # effects served from the replayed log
-        self.sent: dict[str, int] = {}  # effects actually sent to handlers
+        self.sent: dict[str, int] = {}  # effects actually sent to handlers (and not answered by a cache)
+        self.cached: dict[str, int] = {}  # effects a handler answered from a cache (`EffectCall.mark_served`)
+        self.asked_keys: list[str] = []  # keys answered by a handler in this run, in order of answer
+        self.served_keys: list[str] = []  # keys served from the replayed log
+        self.cached_keys: list[str] = []  # keys a handler answered from a cache
         self._delta_listeners: list[Callable] = []
         self._cancel = False
         self._task: asyncio.Task | None = None
         self._t0 = time.monotonic()
 
     def __repr__(self): return f"Run({self.algorithm.name}, {len(self.log)} events, status={self.state.status})"
+
+    @property
+    def done(self) -> bool:
+        "True once the run has finished (its `Outcome` is ready: `await run` returns it at once)."
+        return self._task is not None and self._task.done()
 
     def watch_deltas(self, fn: Callable) -> None:
         "Receive streamed text and tool-call deltas as they arrive (they are not logged)."
@@ -394,8 +409,8 @@ class _ReplayIndex:
             if e.kind == "run.started": same_budget = e.data.get("budget") == (budget.model_dump() if budget else None)
             elif e.key is None: continue
             elif e.kind.endswith(".request") and e.kind.count(".") == 1: self.requests[e.key] = e.data.get("request")
-            elif e.kind.endswith(".result") and e.kind.count(".") == 1: self.answers[e.key] = ("result", e.data.get("result"))
-            elif e.kind.endswith(".error") and e.kind.count(".") == 1 and not retry_errors: self.answers[e.key] = ("error", e.data.get("error"))
+            elif e.kind.endswith(".result") and e.kind.count(".") == 1: self.answers[e.key] = ("result", e.data.get("result"), e.data.get("served"))
+            elif e.kind.endswith(".error") and e.kind.count(".") == 1 and not retry_errors: self.answers[e.key] = ("error", e.data.get("error"), None)
             elif e.kind == "budget.exhausted" and e.data.get("reason") == "seconds" and same_budget:
                 self.time_refusals[e.key] = bool(e.data.get("in_flight"))
 
@@ -404,6 +419,7 @@ class _ReplayIndex:
         return None
 
 # %% ../nbs/03_runtime.ipynb #9ec4e4d8
+@patch
 def _check_budget(self: Run, effect: str, key: str):
     if self._cancel: raise Cancelled("run cancelled")
     b, s = self.budget, self.state
@@ -419,14 +435,14 @@ def _check_budget(self: Run, effect: str, key: str):
     self.log.append("budget.exhausted", {"reason": reason, "detail": detail, "effect": effect}, key=key)
     raise BudgetExhausted(reason, detail)
 
+@patch
 def _out_of_time(self: Run, effect: str, key: str, detail: str):
     "The wall-clock budget ran out while `key` was being answered: the call is abandoned."
     self.log.append("budget.exhausted", {"reason": "seconds", "detail": detail, "effect": effect, "in_flight": True}, key=key)
     raise BudgetExhausted("seconds", detail)
 
-Run._check_budget, Run._out_of_time = _check_budget, _out_of_time
-
 # %% ../nbs/03_runtime.ipynb #3e828359
+@patch
 async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict, stream: bool):
     handler = self.engine.handlers.get(effect)
     if handler is None: raise LookupError(f"no handler attached for {effect!r} effects (attach one, e.g. "
@@ -438,12 +454,12 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
     self.log.append(f"{effect}.request", {"request": req, **({"replayed": True} if hit else {})}, key=key)
     if self._gathering: await asyncio.sleep(0)  # let effects started together all be admitted first (see below)
     if hit is not None:
-        self.served[effect] = self.served.get(effect, 0) + 1
-        kind, payload = hit
+        self.served[effect] = self.served.get(effect, 0) + 1; self.served_keys.append(key)
+        kind, payload, served = hit
         if kind == "error":
             self.log.append(f"{effect}.error", {"error": payload, "replayed": True}, key=key)
             raise EffectFailed(effect, key, payload)
-        self.log.append(f"{effect}.result", {"result": payload, "replayed": True}, key=key)
+        self.log.append(f"{effect}.result", {"result": payload, "replayed": True, **({"served": served} if served else {})}, key=key)
         return rtype.model_validate(payload)
     if self._replay and self._replay.time_refusals.get(key): self._out_of_time(effect, key, "as recorded in the replayed log")
     self.sent[effect] = self.sent.get(effect, 0) + 1
@@ -464,19 +480,24 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
         err = f"{type(e).__name__}: {e}"
         self.log.append(f"{effect}.error", {"error": err}, key=key)
         raise EffectFailed(effect, key, err) from e
-    self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True)}, key=key)
+    if call.served is not None:  # a cache answered: logged as served, not counted as a model call
+        self.sent[effect] -= 1; self.cached[effect] = self.cached.get(effect, 0) + 1; self.cached_keys.append(key)
+        self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True), "served": call.served}, key=key)
+    else:
+        self.asked_keys.append(key)
+        self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True)}, key=key)
     return res
 
+@patch
 def _answer_of(self: Run, effect: str, key: str):
     "The answer already folded for `key`, as the handler's type (or its error, raised again)."
     r = self.state.results[key]
     if "error" in r: raise EffectFailed(effect, key, r["error"])
     return self.engine.handlers[effect].result_type.model_validate(r["result"])
 
+@patch
 def _on_delta(self: Run, delta):
     for fn in self._delta_listeners: fn(delta)
-
-Run._serve, Run._answer_of, Run._on_delta = _serve, _answer_of, _on_delta
 
 # %% ../nbs/03_runtime.ipynb #37b72945
 class Outcome(BaseModel):
@@ -489,8 +510,12 @@ class Outcome(BaseModel):
     state: Any  # the RunState: fold of the log
     usage: Usage  # logical usage of the run, replayed calls included
     calls: int  # logical model calls
-    sent: dict[str, int]  # effects actually sent to handlers in this run
+    sent: dict[str, int]  # effects actually sent to handlers in this run (cache answers excluded)
     served: dict[str, int]  # effects served from a replayed log
+    cached: dict[str, int] = {}  # effects a handler answered from a cache (`EffectCall.mark_served`)
+    asked_keys: list[str] = []  # keys a handler answered in this run (what this run paid for)
+    served_keys: list[str] = []  # keys served from the replayed log (what it did not pay for again)
+    cached_keys: list[str] = []  # keys a cache answered
 
     @property
     def ok(self) -> bool: return self.status == Status.OK
@@ -498,6 +523,7 @@ class Outcome(BaseModel):
     __str__ = __repr__
 
 # %% ../nbs/03_runtime.ipynb #ca6e5999
+@patch
 async def _main(self: Run) -> Outcome:
     a = self.algorithm
     self.log.append("run.started", {"algorithm": a.name, "config": a.config(), "input": self.input, "seed": self.seed,
@@ -515,6 +541,7 @@ async def _main(self: Run) -> Outcome:
     except Exception as e: status, error = Status.FAILED, f"{type(e).__name__}: {e}"
     return self._finish(status, error)
 
+@patch
 def _finish(self: Run, status: Status, error: str | None) -> Outcome:
     self.log.append("run.finished", {"status": status.value, "error": error})
     self.log.close()
@@ -522,19 +549,18 @@ def _finish(self: Run, status: Status, error: str | None) -> Outcome:
     except Exception as e: value, error = {}, error or f"result: {type(e).__name__}: {e}"
     s = self.state
     return Outcome(status=status, value=value, error=error, log=self.log, state=s, usage=s.usage, calls=s.calls,
-                   sent=dict(self.sent), served=dict(self.served))
-
-Run._main, Run._finish = _main, _finish
+                   sent=dict(self.sent), served=dict(self.served), cached=dict(self.cached), asked_keys=list(self.asked_keys),
+                   served_keys=list(self.served_keys), cached_keys=list(self.cached_keys))
 
 # %% ../nbs/03_runtime.ipynb #3083e5b2
-def _cancel(self: Run):
+@patch
+def cancel(self: Run):
     "Stop the run; it ends with status CANCELLED and keeps everything logged so far."
     self._cancel = True
     if self._task is not None and not self._task.done(): self._task.cancel()
 
-def _await(self: Run): return self._task.__await__()
-
-Run.cancel, Run.__await__ = _cancel, _await
+@patch
+def __await__(self: Run): return self._task.__await__()
 
 # %% ../nbs/03_runtime.ipynb #f446074b
 class Engine:
