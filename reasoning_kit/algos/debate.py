@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from fastcore.basics import patch
+
 from ..events import Event
 from ..llm import LLMRequest, assistant, system, user
 from ..runtime import Algorithm, BudgetExhausted, Context, EffectFailed, Status
@@ -169,19 +171,21 @@ class Debate(Algorithm):
     def __repr__(self): return f"Debate(agents={self.agents}, rounds={self.rounds}, judge={self.judge})"
 
 # %% ../../nbs/12_debate.ipynb #747651a1
-def _initial(self: Debate) -> DebateState: return DebateState()
+@patch
+def initial(self: Debate) -> DebateState: return DebateState()
 
-def _apply(self: Debate, state: DebateState, e: Event):
+@patch
+def apply(self: Debate, state: DebateState, e: Event):
     f = _DEBATE_EVENTS.get(e.kind)
     if f is not None: f(state, e.data)
 
-def _parse_answer(self: Debate, text: str | None) -> str | None:
+@patch
+def parse_answer(self: Debate, text: str | None) -> str | None:
     "The answer in a reply (`parse` if given, else `extract_answer`)."
     return (self.parse or extract_answer)(text)
 
-Debate.initial, Debate.apply, Debate.parse_answer = _initial, _apply, _parse_answer
-
 # %% ../../nbs/12_debate.ipynb #a3544d7d
+@patch
 def _system_for(self: Debate, i: int) -> str:
     persona = self.personas[i] if self.personas else f"You are agent {i + 1}."
     return persona + "\n\n" + (self.agent_prompt or AGENT_PROMPT).format(agents=self.agents)
@@ -190,6 +194,7 @@ def _others(s: DebateState, r: int, i: int) -> str:
     "The other agents' replies in round `r`, labelled by agent."
     return "\n\n".join(f"[Agent {j + 1}]\n{t}" for j, t in enumerate(s.texts[r]) if j != i and t is not None)
 
+@patch
 def _agent_request(self: Debate, s: DebateState, i: int, r: int) -> LLMRequest:
     "Agent `i`'s request in round `r`: its conversation so far, plus the others' previous replies."
     msgs = [system(self._system_for(i)), user(s.task)]
@@ -197,9 +202,8 @@ def _agent_request(self: Debate, s: DebateState, i: int, r: int) -> LLMRequest:
         msgs += [assistant(s.texts[k - 1][i]), user((self.revise_prompt or REVISE_PROMPT).format(others=_others(s, k - 1, i)))]
     return LLMRequest(messages=msgs, role="debater", temperature=self.temperature)
 
-Debate._system_for, Debate._agent_request = _system_for, _agent_request
-
 # %% ../../nbs/12_debate.ipynb #d2bfa75c
+@patch
 def _judge_request(self: Debate, s: DebateState) -> LLMRequest:
     last = s.finished_rounds - 1
     finals = "\n\n".join(f"[Agent {i + 1}] (answer: {s.answers[last][i]})\n{t}"
@@ -207,9 +211,8 @@ def _judge_request(self: Debate, s: DebateState) -> LLMRequest:
     return LLMRequest(messages=[system((self.judge_prompt or JUDGE_PROMPT).format(agents=self.agents)),
                                 user(f"Question: {s.task}\n\nThe agents' final answers:\n\n{finals}")], role="judge")
 
-Debate._judge_request = _judge_request
-
 # %% ../../nbs/12_debate.ipynb #49f601fc
+@patch
 async def _round(self: Debate, ctx: Context, r: int, active: list[int]) -> list[int]:
     "Play round `r` with the `active` agents; returns the agents that answered."
     ctx.emit("debate.round_started", round=r, agents=active)
@@ -233,9 +236,8 @@ async def _round(self: Debate, ctx: Context, r: int, active: list[int]) -> list[
     ctx.emit("debate.round_finished", round=r, answers=list(s.answers[r]), changed=list(s.changed[r]))
     return answered
 
-Debate._round = _round
-
 # %% ../../nbs/12_debate.ipynb #e4f6bc55
+@patch
 async def _rule(self: Debate, ctx: Context) -> tuple[str | None, bool]:
     "The final answer, and whether a judge gave it."
     s = ctx.state
@@ -252,10 +254,9 @@ async def _rule(self: Debate, ctx: Context) -> tuple[str | None, bool]:
     ctx.emit("debate.tallied", answer=answer, votes=votes)
     return answer, False
 
-Debate._rule = _rule
-
 # %% ../../nbs/12_debate.ipynb #0908e8c4
-async def _run(self: Debate, ctx: Context) -> Status | None:
+@patch
+async def run(self: Debate, ctx: Context) -> Status | None:
     task = _task_of(ctx.input, "Debate")
     ctx.emit("debate.started", agents=self.agents, rounds=self.rounds, judge=self.judge, personas=self.personas, task=task)
     active = await self._round(ctx, 0, list(range(self.agents)))
@@ -267,15 +268,12 @@ async def _run(self: Debate, ctx: Context) -> Status | None:
     ctx.emit("debate.finished", answer=answer, judged=judged, rounds=ctx.state.finished_rounds - 1)
     return None if answer is not None else Status.NO_SOLUTION
 
-Debate.run = _run
-
 # %% ../../nbs/12_debate.ipynb #f05be90a
-def _result(self: Debate, s: DebateState) -> dict:
+@patch
+def result(self: Debate, s: DebateState) -> dict:
     provisional, votes = majority(s.final_answers())
     if s.votes is not None: votes = dict(s.votes)
     answer = s.answer if s.done else (s.ruling["answer"] if s.ruling else provisional)
     return {"answer": answer, "rounds": max(s.finished_rounds - 1, 0), "agents": s.agents,
             "answers": [list(row) for row in s.answers], "judged": s.judged if s.done else s.ruling is not None,
             "votes": votes, "changed": [list(c) for c in s.changed], "dropped": sorted(s.dropped)}
-
-Debate.result = _result

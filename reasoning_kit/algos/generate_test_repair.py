@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from fastcore.basics import patch
+
 from ..events import Event
 from ..llm import LLMRequest, Message
 from ..runtime import Algorithm, BudgetExhausted, Context, EffectFailed, Status
@@ -73,9 +75,11 @@ class GenerateTestRepair(Algorithm):
         self.max_calls = candidates * (1 + max_repairs)
 
 # %% ../../nbs/17_generate_test_repair.ipynb #d151b2a0
-def _initial(self: GenerateTestRepair) -> RepairState: return self.State()
+@patch
+def initial(self: GenerateTestRepair) -> RepairState: return self.State()
 
-def _apply(self: GenerateTestRepair, s: RepairState, e: Event):
+@patch
+def apply(self: GenerateTestRepair, s: RepairState, e: Event):
     k, d = e.kind, e.data
     if not k.startswith("generate_test_repair."): return
     k = k.partition(".")[2]
@@ -91,15 +95,15 @@ def _apply(self: GenerateTestRepair, s: RepairState, e: Event):
     elif k == "passed": s.winner, s.ended = {"candidate": d["candidate"], "attempt": d["attempt"], "answer": d["answer"]}, "passed"
     elif k == "exhausted": s.ended = "max_repairs"
 
-def _result(self: GenerateTestRepair, s: RepairState) -> dict:
+@patch
+def result(self: GenerateTestRepair, s: RepairState) -> dict:
     best = s.winner or max(s.attempts, key=lambda a: (a["attempt"], -a["candidate"]), default=None)
     return {"answer": best["answer"] if best else None, "passed": s.winner is not None, "attempts": len(s.attempts),
             "failures": [a["message"] for a in s.attempts if a["passed"] is False], "candidate": best["candidate"] if best else None}
 
-GenerateTestRepair.initial, GenerateTestRepair.apply, GenerateTestRepair.result = _initial, _apply, _result
-
 # %% ../../nbs/17_generate_test_repair.ipynb #d46cf15c
-async def _run(self: GenerateTestRepair, ctx: Context) -> Status | None:
+@patch
+async def run(self: GenerateTestRepair, ctx: Context) -> Status | None:
     self.check_handler(ctx)
     ctx.emit("generate_test_repair.started", candidates=self.candidates, messages=[m.model_dump(mode="json", exclude_defaults=True) for m in self.opening(ctx)])
     live = list(range(self.candidates))
@@ -120,10 +124,9 @@ async def _run(self: GenerateTestRepair, ctx: Context) -> Status | None:
     ctx.emit("generate_test_repair.exhausted", attempts=len(ctx.state.attempts))
     return Status.NO_SOLUTION
 
-GenerateTestRepair.run = _run
-
 # %% ../../nbs/17_generate_test_repair.ipynb #3d69377c
-async def _attempt(self: GenerateTestRepair, ctx: Context, i: int, attempt: int) -> dict:
+@patch
+async def attempt(self: GenerateTestRepair, ctx: Context, i: int, attempt: int) -> dict:
     "Draft (attempt 0) or repair candidate `i`, then test it; returns what happened."
     out, first = {"candidate": i, "attempt": attempt}, attempt == 0
     request = LLMRequest(messages=[Message.model_validate(m) for m in ctx.state.conversations[i]], role="generator" if first else "repairer",
@@ -138,25 +141,24 @@ async def _attempt(self: GenerateTestRepair, ctx: Context, i: int, attempt: int)
     out["passed"], out["message"] = v.ok, v.message
     return out
 
-def _record(self: GenerateTestRepair, ctx: Context, o: dict):
+@patch
+def record(self: GenerateTestRepair, ctx: Context, o: dict):
     "Write one attempt's events: generated, then tested (or dropped)."
     i, a = o["candidate"], o["attempt"]
     if "dropped" in o: ctx.emit("generate_test_repair.dropped", candidate=i, attempt=a, error=o["dropped"])
     if "reply" in o: ctx.emit("generate_test_repair.generated", candidate=i, attempt=a, reply=o["reply"], answer=o["answer"])
     if "passed" in o: ctx.emit("generate_test_repair.tested", candidate=i, attempt=a, passed=o["passed"], message=o["message"])
 
-GenerateTestRepair.attempt, GenerateTestRepair.record = _attempt, _record
-
 # %% ../../nbs/17_generate_test_repair.ipynb #3054813b
-def _opening(self: GenerateTestRepair, ctx: Context) -> list[Message]:
+@patch
+def opening(self: GenerateTestRepair, ctx: Context) -> list[Message]:
     if "task" not in ctx.input: raise ValueError(f"{type(self).__name__} needs input['task'], got keys {sorted(ctx.input)}")
     return [Message(role="system", content=self.system), Message(role="user", content=str(ctx.input["task"]))]
 
-def _check_handler(self: GenerateTestRepair, ctx: Context):
+@patch
+def check_handler(self: GenerateTestRepair, ctx: Context):
     h = ctx.handler("validate")
     if h is None: raise LookupError(f"{type(self).__name__} tests with check {self.validator!r}: attach a ValidationHandler with it")
     checks = getattr(h, "checks", None)
     if checks is not None and self.validator not in checks:
         raise LookupError(f"{type(self).__name__}: no check named {self.validator!r}; known: {sorted(checks)}")
-
-GenerateTestRepair.opening, GenerateTestRepair.check_handler = _opening, _check_handler

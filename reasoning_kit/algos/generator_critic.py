@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from fastcore.basics import patch
+
 from ..events import Event
 from ..llm import LLMRequest, Message
 from ..runtime import Algorithm, Context, Status
@@ -106,9 +108,11 @@ class GeneratorCritic(Algorithm):
         self.max_calls = max_rounds * (1 if validator else 2)
 
 # %% ../../nbs/16_generator_critic.ipynb #3dad36f2
-def _initial(self: GeneratorCritic) -> CriticState: return self.State()
+@patch
+def initial(self: GeneratorCritic) -> CriticState: return self.State()
 
-def _apply(self: GeneratorCritic, s: CriticState, e: Event):
+@patch
+def apply(self: GeneratorCritic, s: CriticState, e: Event):
     k, d = e.kind, e.data
     if not k.startswith("generator_critic."): return
     k = k.partition(".")[2]
@@ -121,14 +125,14 @@ def _apply(self: GeneratorCritic, s: CriticState, e: Event):
     elif k == "accepted": s.accepted, s.ended = True, "accepted"
     elif k == "exhausted": s.ended = "max_rounds"
 
-def _result(self: GeneratorCritic, s: CriticState) -> dict:
+@patch
+def result(self: GeneratorCritic, s: CriticState) -> dict:
     return {"answer": s.drafts[-1] if s.drafts else None, "rounds": s.rounds, "accepted": s.accepted,
             "critiques": [v["feedback"] for v in s.verdicts if not v["accepted"]]}
 
-GeneratorCritic.initial, GeneratorCritic.apply, GeneratorCritic.result = _initial, _apply, _result
-
 # %% ../../nbs/16_generator_critic.ipynb #d75a4a75
-async def _run(self: GeneratorCritic, ctx: Context) -> Status | None:
+@patch
+async def run(self: GeneratorCritic, ctx: Context) -> Status | None:
     ctx.emit("generator_critic.started", messages=[m.model_dump(mode="json", exclude_defaults=True) for m in self.opening(ctx)])
     for rnd in range(1, self.max_rounds + 1):
         request = LLMRequest(messages=[Message.model_validate(m) for m in ctx.state.messages], role="generator", model=self.generator_model)
@@ -144,17 +148,18 @@ async def _run(self: GeneratorCritic, ctx: Context) -> Status | None:
     return Status.NO_SOLUTION
 
 _NO_DETAILS = "The reviewer did not accept the answer but gave no details. Check it carefully and improve it."
-GeneratorCritic.run = _run
 
 # %% ../../nbs/16_generator_critic.ipynb #68a0b196
 def _task(ctx: Context, who: str) -> str:
     if "task" not in ctx.input: raise ValueError(f"{who} needs input['task'], got keys {sorted(ctx.input)}")
     return str(ctx.input["task"])
 
-def _opening(self: GeneratorCritic, ctx: Context) -> list[Message]:
+@patch
+def opening(self: GeneratorCritic, ctx: Context) -> list[Message]:
     return [Message(role="system", content=self.system), Message(role="user", content=_task(ctx, type(self).__name__))]
 
-async def _critique(self: GeneratorCritic, ctx: Context, rnd: int, answer: str) -> tuple[bool, str]:
+@patch
+async def critique(self: GeneratorCritic, ctx: Context, rnd: int, answer: str) -> tuple[bool, str]:
     "The verdict on `answer`: (accepted, feedback)."
     if self.validator is not None:
         v = await ctx.validate(self.validator, answer, key=f"gc/{rnd}/validate")
@@ -165,5 +170,3 @@ async def _critique(self: GeneratorCritic, ctx: Context, rnd: int, answer: str) 
     out = self.parse(reply)
     if isinstance(out, bool): return out, "" if out else reply.strip()
     return bool(out[0]), str(out[1] or "")
-
-GeneratorCritic.opening, GeneratorCritic.critique = _opening, _critique

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fastcore.basics import patch
+
 from ..events import Event
 from ..llm import LLMRequest, Message
 from ..runtime import Algorithm, Context, Status, check_int, input_notes
@@ -62,7 +64,8 @@ class Reflexion(Algorithm):
     def initial(self) -> ReflexionState: return ReflexionState()
 
 # %% ../../nbs/11_reflexion.ipynb #052691c3
-def _apply(self: Reflexion, s: ReflexionState, e: Event):
+@patch
+def apply(self: Reflexion, s: ReflexionState, e: Event):
     k, d = e.kind, e.data
     if k == "reflexion.started": s.reflections = list(d["reflections"])
     elif k == "reflexion.attempted": s.trials.append({"trial": d["trial"], "candidate": d["candidate"], "ok": None, "feedback": None, "lesson": None})
@@ -72,14 +75,14 @@ def _apply(self: Reflexion, s: ReflexionState, e: Event):
         s.trials[-1]["lesson"] = d["lesson"]
         s.reflections = (s.reflections + [d["lesson"]])[-self.keep_reflections:] if self.keep_reflections else []
 
-def _result(self: Reflexion, s: ReflexionState) -> dict:
+@patch
+def result(self: Reflexion, s: ReflexionState) -> dict:
     return {"candidate": s.trials[-1]["candidate"] if s.trials else None, "trials": len(s.trials),
             "reflections": s.reflections, "passed": s.passed}
 
-Reflexion.apply, Reflexion.result = _apply, _result
-
 # %% ../../nbs/11_reflexion.ipynb #b230b93a
-async def _run(self: Reflexion, ctx: Context) -> Status | None:
+@patch
+async def run(self: Reflexion, ctx: Context) -> Status | None:
     task = str(ctx.input.get("task", ""))
     if not task: raise ValueError("Reflexion needs input['task']")
     ctx.emit("reflexion.started", reflections=input_notes(ctx.input)[-self.keep_reflections:] if self.keep_reflections else [])
@@ -96,7 +99,8 @@ async def _run(self: Reflexion, ctx: Context) -> Status | None:
         ctx.emit("reflexion.reflected", trial=t, lesson=lesson.text.strip())
     return Status.NO_SOLUTION
 
-async def _evaluate(self: Reflexion, ctx: Context, t: int, task: str, candidate: str) -> tuple[bool, str]:
+@patch
+async def evaluate(self: Reflexion, ctx: Context, t: int, task: str, candidate: str) -> tuple[bool, str]:
     "A named check when there is one, else the critic."
     if self.validator:
         v = await ctx.validate(self.validator, candidate, key=f"reflexion/{t}/evaluate", task=task)
@@ -104,5 +108,3 @@ async def _evaluate(self: Reflexion, ctx: Context, t: int, task: str, candidate:
     r = await ctx.llm([Message(role="system", content=self.critic), Message(role="user", content=f"Task: {task}\n\nAnswer: {candidate}")],
                       key=f"reflexion/{t}/critic", role="critic")
     return parse_critique(r.text)
-
-Reflexion.run, Reflexion.evaluate = _run, _evaluate

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from fastcore.basics import patch
+
 from .debate import _int_in, _task_of, extract_answer, majority
 from ..events import Event
 from ..llm import LLMRequest, system, user
@@ -78,25 +80,28 @@ class SelfConsistency(Algorithm):
     def __repr__(self): return f"SelfConsistency(samples={self.samples}, mode={self.mode!r})"
 
 # %% ../../nbs/15_self_consistency.ipynb #159ba09d
-def _initial(self: SelfConsistency) -> SelfConsistencyState: return SelfConsistencyState()
+@patch
+def initial(self: SelfConsistency) -> SelfConsistencyState: return SelfConsistencyState()
 
-def _apply(self: SelfConsistency, state: SelfConsistencyState, e: Event):
+@patch
+def apply(self: SelfConsistency, state: SelfConsistencyState, e: Event):
     f = _SC_EVENTS.get(e.kind)
     if f is not None: f(state, e.data)
 
-def _parse_answer(self: SelfConsistency, text: str | None) -> str | None:
+@patch
+def parse_answer(self: SelfConsistency, text: str | None) -> str | None:
     "The answer in a reply (`parse` if given, else `extract_answer`)."
     return (self.parse or extract_answer)(text)
 
-SelfConsistency.initial, SelfConsistency.apply, SelfConsistency.parse_answer = _initial, _apply, _parse_answer
-
 # %% ../../nbs/15_self_consistency.ipynb #a87a6876
+@patch
 def _request(self: SelfConsistency, task: str, seed: int, n: int = 1) -> LLMRequest:
     return LLMRequest(messages=[system(self.prompt or PROMPT), user(task)], role="sampler",
                       temperature=self.temperature, n=n, seed=seed)
 
 def _seed(ctx: Context, key: str) -> int: return ctx.rng(key).randrange(2**31)
 
+@patch
 async def _draw(self: SelfConsistency, ctx: Context, task: str) -> list:
     "One reply text, or the exception that stopped it, per sample."
     if self.mode == "n":
@@ -109,10 +114,9 @@ async def _draw(self: SelfConsistency, ctx: Context, task: str) -> list:
     reps = await ctx.gather(*[ctx.llm(self._request(task, _seed(ctx, k)), key=k) for k in keys], return_exceptions=True)
     return [r if isinstance(r, BaseException) else r.text for r in reps]
 
-SelfConsistency._request, SelfConsistency._draw = _request, _draw
-
 # %% ../../nbs/15_self_consistency.ipynb #85a9af4a
-async def _run(self: SelfConsistency, ctx: Context) -> Status | None:
+@patch
+async def run(self: SelfConsistency, ctx: Context) -> Status | None:
     task = _task_of(ctx.input, "SelfConsistency")
     ctx.emit("self_consistency.started", samples=self.samples, mode=self.mode, temperature=self.temperature, task=task)
     draws, cut = await self._draw(ctx, task), None
@@ -132,11 +136,8 @@ def _agreement(answer: str | None, votes: dict[str, int]) -> float | None:
     "The winner's share of the samples that gave an answer."
     return votes[answer] / sum(votes.values()) if answer is not None else None
 
-SelfConsistency.run = _run
-
 # %% ../../nbs/15_self_consistency.ipynb #fd4ab436
-def _result(self: SelfConsistency, s: SelfConsistencyState) -> dict:
+@patch
+def result(self: SelfConsistency, s: SelfConsistencyState) -> dict:
     answer, votes = (s.answer, dict(s.votes)) if s.voted else majority(s.answers)
     return {"answer": answer, "votes": votes, "samples": list(s.answers), "agreement": _agreement(answer, votes)}
-
-SelfConsistency.result = _result

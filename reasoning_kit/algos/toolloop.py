@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from fastcore.basics import patch
+
 from ..events import Event
 from ..llm import LLMRequest, Message, ToolCall, ToolSpec
 from ..runtime import Algorithm, Context, EffectFailed, Status, check_int, input_notes
@@ -47,9 +49,11 @@ class ToolLoop(Algorithm):
         self.max_calls = max_turns
 
 # %% ../../nbs/10_toolloop.ipynb #0a3c4c7a
-def _initial(self: ToolLoop) -> LoopState: return self.State()
+@patch
+def initial(self: ToolLoop) -> LoopState: return self.State()
 
-def _apply(self: ToolLoop, s: LoopState, e: Event):
+@patch
+def apply(self: ToolLoop, s: LoopState, e: Event):
     k, d = e.kind, e.data
     if k == "loop.started": s.messages = list(d["messages"])
     elif k == "loop.replied": s.turns = d["turn"]; s.messages.append(d["message"])
@@ -59,13 +63,13 @@ def _apply(self: ToolLoop, s: LoopState, e: Event):
     elif k == "loop.answered": s.text, s.ended = d["text"], "answered"
     elif k == "loop.max_turns": s.ended = "max_turns"
 
-def _result(self: ToolLoop, s: LoopState) -> dict:
+@patch
+def result(self: ToolLoop, s: LoopState) -> dict:
     return {"text": s.text, "turns": s.turns, "messages": s.messages}
 
-ToolLoop.initial, ToolLoop.apply, ToolLoop.result = _initial, _apply, _result
-
 # %% ../../nbs/10_toolloop.ipynb #0e92b1da
-async def _run(self: ToolLoop, ctx: Context) -> Status | None:
+@patch
+async def run(self: ToolLoop, ctx: Context) -> Status | None:
     ctx.emit("loop.started", messages=[m.model_dump(mode="json", exclude_defaults=True) for m in self.opening(ctx)])
     for turn in range(1, self.max_turns + 1):
         offered = self.offer(ctx)
@@ -81,9 +85,8 @@ async def _run(self: ToolLoop, ctx: Context) -> Status | None:
     ctx.emit("loop.max_turns", turns=self.max_turns)
     return Status.NO_SOLUTION
 
-ToolLoop.run = _run
-
 # %% ../../nbs/10_toolloop.ipynb #55327135
+@patch
 def _notes(self: ToolLoop, ctx: Context) -> list[str]:
     "Notes for the system prompt: what `recall` finds for the task, and `input['reflections']`."
     inp = ctx.input
@@ -93,7 +96,8 @@ def with_notes(system: str, notes: list[str]) -> str:
     "A system prompt followed by a list of notes, when there are any."
     return system + ("\n\nNotes from earlier work:\n" + "\n".join(f"- {n}" for n in notes) if notes else "")
 
-def _opening(self: ToolLoop, ctx: Context) -> list[Message]:
+@patch
+def opening(self: ToolLoop, ctx: Context) -> list[Message]:
     inp = ctx.input
     if "messages" in inp: msgs = [Message.model_validate(m) for m in inp["messages"]]
     elif "task" in inp: msgs = [Message(role="user", content=str(inp["task"]))]
@@ -101,33 +105,35 @@ def _opening(self: ToolLoop, ctx: Context) -> list[Message]:
     if msgs and msgs[0].role == "system": return msgs
     return [Message(role="system", content=with_notes(self.system, self._notes(ctx)))] + msgs
 
+@patch
 def _registry(self: ToolLoop, ctx: Context) -> ToolRegistry:
     if self.registry is not None: return self.registry
     h = ctx.handler("tool")
     return h.registry if h is not None else ToolRegistry()
 
-def _offer(self: ToolLoop, ctx: Context) -> list[ToolSpec]:
+@patch
+def offer(self: ToolLoop, ctx: Context) -> list[ToolSpec]:
     reg = self._registry(ctx)
     return reg.specs(self.tools) if len(reg) else []
 
-def _conversation(self: ToolLoop, ctx: Context) -> list[Message]:
+@patch
+def conversation(self: ToolLoop, ctx: Context) -> list[Message]:
     return [Message.model_validate(m) for m in ctx.state.messages]
 
-ToolLoop._notes, ToolLoop.opening, ToolLoop._registry, ToolLoop.offer, ToolLoop.conversation = _notes, _opening, _registry, _offer, _conversation
-
 # %% ../../nbs/10_toolloop.ipynb #7d2c730d
-async def _call(self: ToolLoop, ctx: Context, call: ToolCall, turn: int, offered: set[str], index: int) -> ToolResult:
+@patch
+async def call(self: ToolLoop, ctx: Context, call: ToolCall, turn: int, offered: set[str], index: int) -> ToolResult:
     if call.name not in offered:
         return ToolResult(call_id=call.id, name=call.name, error="UnknownTool",
                           content=f"UnknownTool: {call.name!r} is not available here; available: {sorted(offered)}")
     try: return await ctx.tool(call, key=f"loop/{turn}/tool/{index}")
     except EffectFailed as e: return ToolResult(call_id=call.id, name=call.name, error="ToolError", content=f"ToolError: {e.error}")
 
-async def _run_calls(self: ToolLoop, ctx: Context, turn: int, calls: list[ToolCall], offered: set[str]) -> list[ToolResult]:
+@patch
+async def run_calls(self: ToolLoop, ctx: Context, turn: int, calls: list[ToolCall], offered: set[str]) -> list[ToolResult]:
     "Run a turn's tool calls together; results come back in the calls' order."
     return await ctx.gather(*[self.call(ctx, c, turn, offered, i) for i, c in enumerate(calls)])
 
-def _after_calls(self: ToolLoop, ctx: Context, turn: int, calls: list[ToolCall], results: list[ToolResult]) -> None:
+@patch
+def after_calls(self: ToolLoop, ctx: Context, turn: int, calls: list[ToolCall], results: list[ToolResult]) -> None:
     "Nothing, for a plain loop; Swarm records its hand-off here."
-
-ToolLoop.call, ToolLoop.run_calls, ToolLoop.after_calls = _call, _run_calls, _after_calls

@@ -15,6 +15,8 @@ from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel
 
+from fastcore.basics import patch
+
 from ..events import Event
 from ..llm import LLMRequest, Message, system, user
 from ..runtime import Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status
@@ -275,9 +277,11 @@ class TreeOfThoughts(Algorithm):
         self.max_calls = proposals + scores + int(synthesize)
 
 # %% ../../nbs/14_tot.ipynb #ed858bd1
-def _initial(self: TreeOfThoughts) -> ToTState: return ToTState()
+@patch
+def initial(self: TreeOfThoughts) -> ToTState: return ToTState()
 
-def _apply(self: TreeOfThoughts, state: ToTState, event: Event) -> None:
+@patch
+def apply(self: TreeOfThoughts, state: ToTState, event: Event) -> None:
     f = _TOT_EVENTS.get(event.kind)
     if f is not None: f(state, event.data)
 
@@ -291,7 +295,8 @@ def _best_so_far(s: ToTState) -> str | None:
     live = [i for i in s.candidates if s.nodes[i].status != "pruned"]
     return _best(s, [i for i in live if s.nodes[i].score is not None]) or _best(s, live)  # scored first, else proposed
 
-def _result(self: TreeOfThoughts, s: ToTState) -> dict:
+@patch
+def result(self: TreeOfThoughts, s: ToTState) -> dict:
     w = _best_so_far(s)
     if w is None: return {"answer": None, "score": None, "path": [], "depth": 0, "explored": len(s.nodes) - 1 if s.nodes else 0,
                           "node": None, "stopped": s.stopped}
@@ -300,10 +305,9 @@ def _result(self: TreeOfThoughts, s: ToTState) -> dict:
     return {"answer": answer, "score": node.score, "path": s.steps(w), "depth": node.depth,
             "explored": len(s.nodes) - 1, "node": w, "stopped": s.stopped}
 
-TreeOfThoughts.initial, TreeOfThoughts.apply, TreeOfThoughts.result = _initial, _apply, _result
-
 # %% ../../nbs/14_tot.ipynb #ac8ee599
-async def _run(self: TreeOfThoughts, ctx: Context) -> Status | None:
+@patch
+async def run(self: TreeOfThoughts, ctx: Context) -> Status | None:
     task = _task_of(ctx.input)
     ctx.emit("tot.started", task=task, **self._settings())
     s = ctx.state
@@ -325,8 +329,6 @@ async def _run(self: TreeOfThoughts, ctx: Context) -> Status | None:
             break
     return await self.finish(ctx, task)
 
-TreeOfThoughts.run = _run
-
 # %% ../../nbs/14_tot.ipynb #0257146d
 class NoThoughts(RuntimeError):
     "A level of the search had no usable proposals: every call failed or came back empty."
@@ -335,13 +337,13 @@ def _task_of(input: dict) -> str:
     if "task" not in input: raise ValueError("TreeOfThoughts needs input['task']: the problem to solve")
     return str(input["task"])
 
+@patch
 def _settings(self: TreeOfThoughts) -> dict:
     return {k: getattr(self, k) for k in ("depth", "width", "branching", "stop_score", "min_score", "generate",
                                           "evaluate", "select", "n_evaluate", "synthesize")} | {"scorer": self.scorer is not None}
 
-TreeOfThoughts._settings = _settings
-
 # %% ../../nbs/14_tot.ipynb #61e95ac9
+@patch
 async def _calls(self: TreeOfThoughts, ctx: Context, jobs: list[Callable]) -> list:
     "Run zero-argument coroutine functions; failures come back in place, a budget stop after the rest."
     async def one(job):
@@ -359,11 +361,13 @@ def _raise_stop(results: list) -> None:
     stop = next((r for r in results if isinstance(r, Cancelled)), None) or next((r for r in results if isinstance(r, BudgetExhausted)), None)
     if stop is not None: raise stop
 
+@patch
 def _hook(self: TreeOfThoughts, name: str) -> Callable:
     p = self.prompts
     f = p.get(name) if isinstance(p, Mapping) else getattr(p, name, None) if p is not None else None
     return f if f is not None else getattr(self._defaults, name)
 
+@patch
 async def _ask(self: TreeOfThoughts, ctx: Context, prompt, *, key: str, role: str, n: int = 1):
     "One model call for `role`: the hook's prompt, the role's system prompt, model and sampling options."
     if isinstance(prompt, str):
@@ -377,10 +381,9 @@ async def _ask(self: TreeOfThoughts, ctx: Context, prompt, *, key: str, role: st
     if self.temperature is not None: fields["temperature"] = self.temperature
     return await ctx.llm(prompt, key=key, **fields)
 
-TreeOfThoughts._calls, TreeOfThoughts._hook, TreeOfThoughts._ask = _calls, _hook, _ask
-
 # %% ../../nbs/14_tot.ipynb #0d19636e
-async def _propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
+@patch
+async def propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
     "Ask for the frontier's next steps and record them as `tot.proposed` events, in tree order."
     s = ctx.state
     if self.generate == "sample":  # one call per child: tot/n.1.2/propose
@@ -403,23 +406,22 @@ async def _propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: i
             if first != node: ctx.emit("tot.pruned", node=node, reason="duplicate", score=None)
     _raise_stop(replies)
 
-TreeOfThoughts.propose_level = _propose_level
-
 # %% ../../nbs/14_tot.ipynb #fe9d5b6f
+@patch
 def _proposal_prompt(self: TreeOfThoughts, task: str, path: list[str]):
     if self.generate == "propose": return self._hook("propose_prompt")(task, path, self.branching)
     return self._hook("step_prompt")(task, path)
 
+@patch
 def _children(self: TreeOfThoughts, task: str, path: list[str], parent: str, child: str | None, reply) -> list[tuple[str, str | None]]:
     "The (node id, step) pairs one reply brings; a step of None is unusable."
     if self.generate == "propose": steps = self._hook("parse_steps")(task, path, reply.text, self.branching)[:self.branching] or [None]
     else: steps = [self._hook("parse_step")(task, path, t) for t in reply.texts[:self.branching]]
     return [(child, steps[0])] if child else [(f"{parent}.{i}", t) for i, t in enumerate(steps, 1)]
 
-TreeOfThoughts._proposal_prompt, TreeOfThoughts._children = _proposal_prompt, _children
-
 # %% ../../nbs/14_tot.ipynb #3e3aaa27
-async def _evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
+@patch
+async def evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
     "Score this level's candidates and record them as `tot.evaluated` events, in candidate order."
     s = ctx.state
     todo = [i for i in s.candidates if s.nodes[i].score is None or self.evaluate == "vote"]
@@ -449,12 +451,11 @@ async def _evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: 
         for i, v in zip(todo, votes):
             ctx.emit("tot.evaluated", node=i, score=round(10 * v / len(r.texts), 6), how="votes", votes=v)
 
-TreeOfThoughts.evaluate_level = _evaluate_level
-
 # %% ../../nbs/14_tot.ipynb #15a62283
 class ScorerError(ValueError):
     "A code scorer raised, or returned something other than a number from 0 to 10."
 
+@patch
 async def _code_score(self: TreeOfThoughts, task: str, path: list[str], node: str) -> float:
     "The scorer's score for `node`: a number from 0 to 10, or a ScorerError naming the scorer, the value and the node."
     name = getattr(self.scorer, "__name__", None) or type(self.scorer).__name__
@@ -465,8 +466,6 @@ async def _code_score(self: TreeOfThoughts, task: str, path: list[str], node: st
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 10:  # nan fails 0 <= v
         raise ScorerError(f"TreeOfThoughts: scorer {name} returned {v!r} for node {node}; a scorer returns a number from 0 to 10")
     return float(v)
-
-TreeOfThoughts._code_score = _code_score
 
 # %% ../../nbs/14_tot.ipynb #91f1b12f
 def _draw(rng, ids: list[str], weights: list[float], k: int) -> list[str]:
@@ -482,7 +481,8 @@ def _draw(rng, ids: list[str], weights: list[float], k: int) -> list[str]:
     return out
 
 # %% ../../nbs/14_tot.ipynb #3af46137
-def _select_level(self: TreeOfThoughts, ctx: Context, level: int) -> bool:
+@patch
+def select_level(self: TreeOfThoughts, ctx: Context, level: int) -> bool:
     "Keep the best `width` candidates; record `tot.pruned` for the rest and `tot.selected`; False if none survive."
     s = ctx.state
     score = lambda i: s.nodes[i].score or 0.0
@@ -497,10 +497,9 @@ def _select_level(self: TreeOfThoughts, ctx: Context, level: int) -> bool:
     if keep: ctx.emit("tot.selected", level=level, beam=keep)
     return bool(keep)
 
-TreeOfThoughts.select_level = _select_level
-
 # %% ../../nbs/14_tot.ipynb #f4222e90
-async def _finish(self: TreeOfThoughts, ctx: Context, task: str) -> Status | None:
+@patch
+async def finish(self: TreeOfThoughts, ctx: Context, task: str) -> Status | None:
     s = ctx.state
     stopped = s.stopped or "last_level"
     w = s.winner or (s.beam[0] if s.beam and s.beam[0] != "n" else None)
@@ -518,5 +517,3 @@ async def _finish(self: TreeOfThoughts, ctx: Context, task: str) -> Status | Non
             ctx.emit("tot.synthesized", node=w, answer=said or None, error=None if said else "empty reply")
             answer = said or answer
     ctx.emit("tot.completed", winner=w, answer=answer, score=node.score, stopped=stopped)
-
-TreeOfThoughts.finish = _finish
