@@ -35,7 +35,7 @@ def test_two_lessons_then_success_in_any_order(validator):
     outs = [_run(seed, validator) for seed in range(10)]
     first = outs[0][0]
     assert first.status == Status.OK
-    assert first.value == {"candidate": "42.0 km", "trials": 3, "reflections": ["State the unit.", "Give one decimal."], "passed": True}
+    assert first.value == {"candidate": "42.0 km", "answer": "42.0 km", "trials": 3, "reflections": ["State the unit.", "Give one decimal."], "passed": True}
     for out, model in outs:
         assert out.value == first.value and out.state.algo == first.state.algo
         assert model.calls == (5 if validator else 8)

@@ -13,40 +13,13 @@ from typing import Callable
 
 from fastcore.basics import patch
 
+from .common import apply_events, extract_answer, majority, task_of
 from ..events import Event
 from ..llm import LLMRequest, assistant, system, user
 from ..runtime import Algorithm, BudgetExhausted, Context, EffectFailed, Status
 
 # %% auto #0
-__all__ = ['AGENT_PROMPT', 'REVISE_PROMPT', 'JUDGE_PROMPT', 'extract_answer', 'majority', 'DebateState', 'Debate']
-
-# %% ../../nbs/12_debate.ipynb #a2fe8966
-_ANSWER = re.compile(r"answer\s*(?:is\s*)?[*_]*\s*[:：]\s*[*_]*[ \t]*\n?[ \t]*([^\n]*)", re.IGNORECASE)
-_BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
-
-def _tidy(s: str) -> str:
-    s = " ".join(s.split()).strip("*_`$ ")
-    if s.endswith(".") and not s.endswith(".."): s = s[:-1].strip("*_`$ ")
-    return s
-
-def extract_answer(text: str | None) -> str | None:
-    "The final answer in a model's reply: after the last `Answer:`, else `\\boxed{}`, else the last line."
-    if not text or not text.strip(): return None
-    found = [m.group(1) for m in _ANSWER.finditer(text) if _tidy(m.group(1))]
-    if found: return _tidy(found[-1])
-    boxed = _BOXED.findall(text)
-    if boxed and _tidy(boxed[-1]): return _tidy(boxed[-1])
-    return _tidy([l for l in text.splitlines() if l.strip()][-1]) or None
-
-# %% ../../nbs/12_debate.ipynb #47345175
-def majority(answers: list[str | None]) -> tuple[str | None, dict[str, int]]:
-    "The most common answer (ties: the one listed first) and the votes, in order of first appearance."
-    votes: dict[str, int] = {}
-    for a in answers:
-        if a is not None: votes[a] = votes.get(a, 0) + 1
-    if not votes: return None, votes
-    top = max(votes.values())
-    return next(a for a, c in votes.items() if c == top), votes
+__all__ = ['AGENT_PROMPT', 'REVISE_PROMPT', 'JUDGE_PROMPT', 'DebateState', 'Debate']
 
 # %% ../../nbs/12_debate.ipynb #6c035e80
 @dataclass
@@ -126,16 +99,6 @@ def _check_prompt(who: str, name: str, prompt: str | None, needs: tuple[str, ...
     except (KeyError, IndexError, ValueError) as e:
         raise ValueError(f"{who}: {name} may only use the placeholders {allowed} ({e!r})") from None
 
-def _task_of(input: dict, who: str) -> str:
-    task = input.get("task")
-    if not isinstance(task, str) or not task.strip():
-        raise ValueError(f"{who} needs input['task'], the question as a non-empty string (input keys: {sorted(input)})")
-    return task
-
-def _int_in(who: str, name: str, v, lo: int, hi: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int): raise ValueError(f"{who}: {name} must be an int, got {v!r}")
-    if not lo <= v <= hi: raise ValueError(f"{who}: {name} = {v} is outside the bounds {lo} to {hi}")
-    return v
 
 # %% ../../nbs/12_debate.ipynb #0f291736
 class Debate(Algorithm):
@@ -176,8 +139,7 @@ def initial(self: Debate) -> DebateState: return DebateState()
 
 @patch
 def apply(self: Debate, state: DebateState, e: Event):
-    f = _DEBATE_EVENTS.get(e.kind)
-    if f is not None: f(state, e.data)
+    apply_events(_DEBATE_EVENTS, state, e)
 
 @patch
 def parse_answer(self: Debate, text: str | None) -> str | None:
@@ -257,7 +219,7 @@ async def _rule(self: Debate, ctx: Context) -> tuple[str | None, bool]:
 # %% ../../nbs/12_debate.ipynb #0908e8c4
 @patch
 async def run(self: Debate, ctx: Context) -> Status | None:
-    task = _task_of(ctx.input, "Debate")
+    task = task_of(ctx.input, "Debate")
     ctx.emit("debate.started", agents=self.agents, rounds=self.rounds, judge=self.judge, personas=self.personas, task=task)
     active = await self._round(ctx, 0, list(range(self.agents)))
     for r in range(1, self.rounds + 1):

@@ -12,7 +12,7 @@ from typing import Callable
 
 from fastcore.basics import patch
 
-from .debate import _int_in, _task_of, extract_answer, majority
+from .common import apply_events, extract_answer, majority, task_of
 from ..events import Event
 from ..llm import LLMRequest, system, user
 from ..runtime import Algorithm, BudgetExhausted, Context, EffectFailed, Status
@@ -85,8 +85,7 @@ def initial(self: SelfConsistency) -> SelfConsistencyState: return SelfConsisten
 
 @patch
 def apply(self: SelfConsistency, state: SelfConsistencyState, e: Event):
-    f = _SC_EVENTS.get(e.kind)
-    if f is not None: f(state, e.data)
+    apply_events(_SC_EVENTS, state, e)
 
 @patch
 def parse_answer(self: SelfConsistency, text: str | None) -> str | None:
@@ -117,7 +116,7 @@ async def _draw(self: SelfConsistency, ctx: Context, task: str) -> list:
 # %% ../../nbs/15_self_consistency.ipynb #85a9af4a
 @patch
 async def run(self: SelfConsistency, ctx: Context) -> Status | None:
-    task = _task_of(ctx.input, "SelfConsistency")
+    task = task_of(ctx.input, "SelfConsistency")
     ctx.emit("self_consistency.started", samples=self.samples, mode=self.mode, temperature=self.temperature, task=task)
     draws, cut = await self._draw(ctx, task), None
     for i, d in enumerate(draws):

@@ -17,7 +17,7 @@ from fastcore.basics import patch
 
 from ..events import Event
 from ..llm import Message, ToolCall, ToolSpec
-from ..runtime import Context, Status, check_int
+from ..runtime import Context, Status, check_int, check_str
 from ..tools import ToolRegistry, ToolResult
 from .toolloop import LoopState, ToolLoop, with_notes
 
@@ -51,13 +51,18 @@ class Swarm(ToolLoop):
     "Agents that hand one conversation to each other by calling `transfer_to_<agent>`."
     name = "swarm"
     State = SwarmState
+    renames = {}
 
     def __init__(self, agents: dict[str, Agent], registry: ToolRegistry | None = None, start: str = "triage",
                  max_handoffs: int = 6,  # transfers allowed per run
                  *, max_turns: int = 10, stream: bool = False, recall: Callable[[str], list[str]] | None = None,
-                 role: str = "agent"):
-        super().__init__(registry, tools=None, max_turns=max_turns, stream=stream, recall=recall, role=role)
-        if not agents: raise ValueError("Swarm: needs at least one agent")
+                 role: str = "agent",
+                 agent_model: str | None = None,  # the model every agent uses (None: the handler's default)
+                 temperature: float | None = None,  # sampling temperature, 0 to 2 (None: the model's default)
+                 tool_choice: str | None = None):  # "auto", "none", "required" or a tool's name, on turns with tools on offer
+        super().__init__(registry, tools=None, max_turns=max_turns, stream=stream, recall=recall, role=role,
+                         agent_model=agent_model, temperature=temperature, tool_choice=tool_choice)
+        if not isinstance(agents, dict) or not agents: raise ValueError(f"Swarm: agents must be a non-empty dict of name -> Agent, got {agents!r:.80}")
         self.agents = {n: a if isinstance(a, Agent) else Agent(**a) for n, a in agents.items()}
         for n, a in self.agents.items():
             if not _NAME.match(n): raise ValueError(f"Swarm: agent name {n!r} must be 1-48 letters, digits, '_' or '-' (it becomes {TRANSFER}{n})")
@@ -68,6 +73,7 @@ class Swarm(ToolLoop):
                 if missing: raise ValueError(f"Swarm: agent {n!r} uses tools {missing} that are not in the registry {registry.names}")
         if registry is not None and any(t.startswith(TRANSFER) for t in registry.names):
             raise ValueError(f"Swarm: tool names starting with {TRANSFER!r} are reserved for hand-offs")
+        check_str("Swarm", "start", start)
         if start not in self.agents: raise ValueError(f"Swarm: start agent {start!r} is not one of {sorted(self.agents)}")
         check_int("Swarm", "max_handoffs", max_handoffs, 0, 20)
         self.start, self.max_handoffs = start, max_handoffs
@@ -76,7 +82,8 @@ class Swarm(ToolLoop):
 @patch
 def config(self: Swarm) -> dict:
     return {"agents": {n: a.model_dump() for n, a in self.agents.items()}, "start": self.start,
-            "max_handoffs": self.max_handoffs, "max_turns": self.max_turns, "stream": self.stream, "role": self.role}
+            "max_handoffs": self.max_handoffs, "max_turns": self.max_turns, "stream": self.stream, "role": self.role,
+            "agent_model": self.agent_model, "temperature": self.temperature, "tool_choice": self.tool_choice}
 
 # %% ../../nbs/13_swarm.ipynb #1e3c9da6
 @patch

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from fastcore.basics import patch
 
+from .common import apply_events
 from ..events import Event
 from ..llm import LLMRequest, Message, system, user
 from ..runtime import Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status
@@ -282,8 +283,7 @@ def initial(self: TreeOfThoughts) -> ToTState: return ToTState()
 
 @patch
 def apply(self: TreeOfThoughts, state: ToTState, event: Event) -> None:
-    f = _TOT_EVENTS.get(event.kind)
-    if f is not None: f(state, event.data)
+    apply_events(_TOT_EVENTS, state, event)
 
 def _best(s: ToTState, ids: list[str]) -> str | None:
     "The best of `ids`: highest score, then first in tree order."
