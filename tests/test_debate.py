@@ -83,16 +83,22 @@ def test_agents_without_personas_send_distinct_requests():
 
 
 @pytest.mark.parametrize("kw, message", [
-    (dict(agents=1), "agents = 1 is outside the bounds 2 to 7"),
-    (dict(agents=8), "agents = 8 is outside the bounds 2 to 7"),
-    (dict(rounds=-1), "rounds = -1 is outside the bounds 0 to 4"),
-    (dict(rounds=5), "rounds = 5 is outside the bounds 0 to 4"),
+    (dict(agents=1), "Debate: agents must be 2 to 7, got 1"),
+    (dict(agents=8), "Debate: agents must be 2 to 7, got 8"),
+    (dict(rounds=-1), "Debate: rounds must be 0 to 4, got -1"),
+    (dict(rounds=5), "Debate: rounds must be 0 to 4, got 5"),
     (dict(agents=3, personas=["a", "b"]), "len(personas) = 2 but agents = 3"),
     (dict(agents=2, personas=["a", "b", "c"]), "len(personas) = 3 but agents = 2"),
-    (dict(personas=["a", "b", 3]), "every persona must be a string"),
-    (dict(agents=True), "agents must be an int"),
-    (dict(rounds="1"), "rounds must be an int"),
-    (dict(temperature=2.5), "temperature = 2.5 is outside the bounds 0 to 2"),
+    (dict(personas=["a", "b", 3]), "Debate: personas must be a list of strings or None"),
+    (dict(personas="abc"), "Debate: personas must be a list of strings or None, got 'abc'"),  # not three one-letter personas
+    (dict(judge="no"), "Debate: judge must be True or False, got 'no'"),  # "no" is not taken as true
+    (dict(judge=1), "Debate: judge must be True or False, got 1"),
+    (dict(agents=True), "Debate: agents must be a whole number from 2 to 7, got True"),
+    (dict(rounds="1"), "Debate: rounds must be a whole number from 0 to 4, got '1'"),
+    (dict(temperature=2.5), "Debate: temperature must be 0 to 2, got 2.5"),
+    (dict(temperature="hot"), "Debate: temperature must be a number from 0 to 2 or None"),
+    (dict(parse="last line"), "Debate: parse must be a function or None"),
+    (dict(judge_model=3), "Debate: judge_model must be a non-empty string or None"),
     (dict(revise_prompt="Revise."), "must contain {others}"),
     (dict(agent_prompt="You are {who}"), "may only use the placeholders"),
 ])

@@ -16,7 +16,9 @@ from fastcore.basics import patch
 from .common import apply_events, extract_answer, majority, task_of
 from ..events import Event
 from ..llm import LLMRequest, assistant, system, user
-from ..runtime import Algorithm, BudgetExhausted, Context, EffectFailed, Status
+from .common import check_callable
+from ..runtime import (Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_bool, check_float, check_int,
+                                   check_str, check_str_list)
 
 # %% auto #0
 __all__ = ['AGENT_PROMPT', 'REVISE_PROMPT', 'JUDGE_PROMPT', 'DebateState', 'Debate']
@@ -114,20 +116,21 @@ class Debate(Algorithm):
                  parse: Callable[[str], str | None] | None = None,  # reply -> answer; default `extract_answer`
                  agent_prompt: str | None = None,  # replaces AGENT_PROMPT
                  revise_prompt: str | None = None,  # replaces REVISE_PROMPT
-                 judge_prompt: str | None = None):  # replaces JUDGE_PROMPT
-        self.agents = _int_in("Debate", "agents", agents, 2, 7)
-        self.rounds = _int_in("Debate", "rounds", rounds, 0, 4)
-        if personas is not None:
-            personas = list(personas)
-            if len(personas) != agents:
-                raise ValueError(f"Debate: len(personas) = {len(personas)} but agents = {agents}; give one persona per agent")
-            if not all(isinstance(p, str) for p in personas): raise ValueError("Debate: every persona must be a string")
-        if temperature is not None and not 0 <= temperature <= 2:
-            raise ValueError(f"Debate: temperature = {temperature} is outside the bounds 0 to 2")
+                 judge_prompt: str | None = None,  # replaces JUDGE_PROMPT
+                 debater_model: str | None = None,  # the debaters' model (None: the handler's default)
+                 judge_model: str | None = None):  # the judge's model
+        self.agents = check_int("Debate", "agents", agents, 2, 7)
+        self.rounds = check_int("Debate", "rounds", rounds, 0, 4)
+        personas = check_str_list("Debate", "personas", personas, none=True)
+        if personas is not None and len(personas) != agents:
+            raise ValueError(f"Debate: len(personas) = {len(personas)} but agents = {agents}; give one persona per agent")
+        judge, temperature = check_bool("Debate", "judge", judge), check_float("Debate", "temperature", temperature, 0, 2, none=True)
+        check_callable("Debate", "parse", parse)
+        self.debater_model, self.judge_model = check_str("Debate", "debater_model", debater_model, none=True), check_str("Debate", "judge_model", judge_model, none=True)
         _check_prompt("Debate", "agent_prompt", agent_prompt, (), ("agents",))
         _check_prompt("Debate", "revise_prompt", revise_prompt, ("others",), ("others",))
         _check_prompt("Debate", "judge_prompt", judge_prompt, (), ("agents",))
-        self.judge, self.personas, self.temperature, self.parse = bool(judge), personas, temperature, parse
+        self.judge, self.personas, self.temperature, self.parse = judge, personas, temperature, parse
         self.agent_prompt, self.revise_prompt, self.judge_prompt = agent_prompt, revise_prompt, judge_prompt
         self.max_calls = self.agents * (self.rounds + 1) + (1 if self.judge else 0)
 
@@ -162,7 +165,7 @@ def _agent_request(self: Debate, s: DebateState, i: int, r: int) -> LLMRequest:
     msgs = [system(self._system_for(i)), user(s.task)]
     for k in range(1, r + 1):
         msgs += [assistant(s.texts[k - 1][i]), user((self.revise_prompt or REVISE_PROMPT).format(others=_others(s, k - 1, i)))]
-    return LLMRequest(messages=msgs, role="debater", temperature=self.temperature)
+    return LLMRequest(messages=msgs, role="debater", temperature=self.temperature, model=self.debater_model)
 
 # %% ../../nbs/12_debate.ipynb #d2bfa75c
 @patch
@@ -171,7 +174,7 @@ def _judge_request(self: Debate, s: DebateState) -> LLMRequest:
     finals = "\n\n".join(f"[Agent {i + 1}] (answer: {s.answers[last][i]})\n{t}"
                          for i, t in enumerate(s.texts[last]) if t is not None)
     return LLMRequest(messages=[system((self.judge_prompt or JUDGE_PROMPT).format(agents=self.agents)),
-                                user(f"Question: {s.task}\n\nThe agents' final answers:\n\n{finals}")], role="judge")
+                                user(f"Question: {s.task}\n\nThe agents' final answers:\n\n{finals}")], role="judge", model=self.judge_model)
 
 # %% ../../nbs/12_debate.ipynb #49f601fc
 @patch

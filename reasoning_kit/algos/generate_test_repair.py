@@ -15,7 +15,8 @@ from fastcore.basics import patch
 
 from ..events import Event
 from ..llm import LLMRequest, Message
-from ..runtime import Algorithm, BudgetExhausted, Context, EffectFailed, Status
+from .common import Renames, check_callable, take_renamed
+from ..runtime import Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_float, check_int, check_str
 
 # %% auto #0
 __all__ = ['GENERATE_SYSTEM', 'REPAIR_PROMPT', 'extract_answer', 'RepairState', 'GenerateTestRepair']
@@ -51,27 +52,31 @@ REPAIR_PROMPT = ("Your answer failed the check:\n\n{message}\n\nFind the mistake
 _NO_MESSAGE = "(the check gave no details)"
 
 # %% ../../nbs/17_generate_test_repair.ipynb #6fda5e3e
-class GenerateTestRepair(Algorithm):
+class GenerateTestRepair(Renames, Algorithm):
     "Generate `candidates` answers, test each with a named check, repair failures from the check's message."
     name = "generate_test_repair"
     State = RepairState
+    renames = {"system": "generator_prompt", "model": "generator_model", "repair_model": "repairer_model"}
 
     def __init__(self, validator: str,  # the ValidationHandler check that tests an answer
                  *, max_repairs: int = 3,  # repairs per candidate after its first draft; 0 to 10
                  candidates: int = 1,  # independent first drafts, tested in parallel; 1 to 8
-                 system: str = GENERATE_SYSTEM,  # the system prompt
+                 generator_prompt: str = GENERATE_SYSTEM,  # the system prompt (was `system=`)
                  repair_prompt: str = REPAIR_PROMPT,  # asks for a repair; `{message}` is replaced by the failure
                  extract: Callable[[str], str] = extract_answer,  # reply -> the answer to test
-                 temperature: float | None = None,  # sampling temperature for every call
-                 model: str | None = None,  # model for first drafts (None: the handler's default)
-                 repair_model: str | None = None):  # model for repairs (None: `model`)
+                 temperature: float | None = None,  # sampling temperature for every call, 0 to 2
+                 generator_model: str | None = None,  # model for first drafts (None: the handler's default; was `model=`)
+                 repairer_model: str | None = None,  # model for repairs (None: `generator_model`; was `repair_model=`)
+                 **old):  # deprecated names: system=, model=, repair_model=
         n = type(self).__name__
-        if not (isinstance(validator, str) and validator): raise ValueError(f"{n}: validator must name a check, got {validator!r}")
-        if not isinstance(max_repairs, int) or not 0 <= max_repairs <= 10: raise ValueError(f"{n}: max_repairs must be 0 to 10, got {max_repairs!r}")
-        if not isinstance(candidates, int) or not 1 <= candidates <= 8: raise ValueError(f"{n}: candidates must be 1 to 8, got {candidates!r}")
+        p = take_renamed(n, old, self.renames, {"generator_prompt": generator_prompt, "generator_model": generator_model, "repairer_model": repairer_model},
+                         {"generator_prompt": GENERATE_SYSTEM, "generator_model": None, "repairer_model": None})
+        self.validator = check_str(n, "validator", validator)
+        self.max_repairs, self.candidates = check_int(n, "max_repairs", max_repairs, 0, 10), check_int(n, "candidates", candidates, 1, 8)
+        self.generator_prompt, self.repair_prompt = check_str(n, "generator_prompt", p["generator_prompt"]), check_str(n, "repair_prompt", repair_prompt)
         if "{message}" not in repair_prompt: raise ValueError(f"{n}: repair_prompt must contain {{message}}, where the failure goes")
-        self.validator, self.max_repairs, self.candidates, self.system, self.repair_prompt = validator, max_repairs, candidates, system, repair_prompt
-        self.extract, self.temperature, self.model, self.repair_model = extract, temperature, model, repair_model
+        self.extract, self.temperature = check_callable(n, "extract", extract, none=False), check_float(n, "temperature", temperature, 0, 2, none=True)
+        self.generator_model, self.repairer_model = check_str(n, "generator_model", p["generator_model"], none=True), check_str(n, "repairer_model", p["repairer_model"], none=True)
         self.max_calls = candidates * (1 + max_repairs)
 
 # %% ../../nbs/17_generate_test_repair.ipynb #d151b2a0
@@ -130,7 +135,7 @@ async def attempt(self: GenerateTestRepair, ctx: Context, i: int, attempt: int) 
     "Draft (attempt 0) or repair candidate `i`, then test it; returns what happened."
     out, first = {"candidate": i, "attempt": attempt}, attempt == 0
     request = LLMRequest(messages=[Message.model_validate(m) for m in ctx.state.conversations[i]], role="generator" if first else "repairer",
-                         model=self.model if first else (self.repair_model or self.model), temperature=self.temperature,
+                         model=self.generator_model if first else (self.repairer_model or self.generator_model), temperature=self.temperature,
                          seed=ctx.rng(f"gtr/{i}").randrange(2**31))
     try: reply = (await ctx.llm(request, key=f"gtr/{i}/{attempt}/{'draft' if first else 'repair'}")).text
     except EffectFailed as e: out["dropped"] = e.error; return out
@@ -153,7 +158,7 @@ def record(self: GenerateTestRepair, ctx: Context, o: dict):
 @patch
 def opening(self: GenerateTestRepair, ctx: Context) -> list[Message]:
     if "task" not in ctx.input: raise ValueError(f"{type(self).__name__} needs input['task'], got keys {sorted(ctx.input)}")
-    return [Message(role="system", content=self.system), Message(role="user", content=str(ctx.input["task"]))]
+    return [Message(role="system", content=self.generator_prompt), Message(role="user", content=str(ctx.input["task"]))]
 
 @patch
 def check_handler(self: GenerateTestRepair, ctx: Context):
