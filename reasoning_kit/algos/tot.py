@@ -20,12 +20,13 @@ from fastcore.basics import patch
 from .common import apply_events
 from ..events import Event
 from ..llm import LLMRequest, Message, system, user
-from ..runtime import Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status
+from ..runtime import (Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status, check_bool, check_choice,
+                                   check_float, check_int, check_str)
 
 # %% auto #0
 __all__ = ['PROPOSER_PROMPT', 'PROPOSER_LIST_PROMPT', 'EVALUATOR_PROMPT', 'VOTER_PROMPT', 'SYNTHESIZER_PROMPT', 'HOOKS',
-           'default_prompts', 'parse_score', 'ThoughtNode', 'ToTState', 'ToTPrompts', 'TreeOfThoughts', 'NoThoughts',
-           'ScorerError']
+           'default_prompts', 'parse_score', 'ThoughtNode', 'ToTState', 'ToTPrompts', 'TreeOfThoughts', 'final_beam',
+           'NoThoughts', 'ScorerError']
 
 # %% ../../nbs/14_tot.ipynb #44ecb172
 _NUMBER = r"(?<![-\d.])(\d+(?:\.\d+)?)(?:\s*(?:/|\bout\s+of\b)\s*(\d+(?:\.\d+)?)|\s*(%))?"
@@ -214,18 +215,10 @@ default_prompts = ToTPrompts()
 # %% ../../nbs/14_tot.ipynb #5c6c00d0
 _GENERATE, _EVALUATE, _SELECT = ("sample", "sample_n", "propose"), ("value", "vote"), ("greedy", "sample")
 
-def _whole(name: str, v, lo: int, hi: int | None = None) -> None:
-    if not isinstance(v, int) or isinstance(v, bool): raise ValueError(f"TreeOfThoughts: {name} must be an integer, got {v!r}")
-    if v < lo: raise ValueError(f"TreeOfThoughts: {name} = {v} is below the minimum of {lo}")
-    if hi is not None and v > hi: raise ValueError(f"TreeOfThoughts: {name} = {v} exceeds the limit of {hi}")
-
 def _score_bound(name: str, v) -> None:
     if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= 10:
         raise ValueError(f"TreeOfThoughts: {name} = {v!r} is outside the 0-10 score scale "
                          "(for a threshold on a 0-1 scale, multiply it by 10)")
-
-def _choice(name: str, v, allowed: tuple) -> None:
-    if v not in allowed: raise ValueError(f"TreeOfThoughts: {name} = {v!r} is not one of {', '.join(map(repr, allowed))}")
 
 # %% ../../nbs/14_tot.ipynb #65d0a5ed
 class TreeOfThoughts(Algorithm):
@@ -234,7 +227,7 @@ class TreeOfThoughts(Algorithm):
 
     def __init__(self, depth: int = 3,  # levels of steps (1-8)
                  width: int = 2,  # beam width: nodes kept per level
-                 branching: int = 3,  # next steps proposed per beam node (width * branching <= 25)
+                 branching: int = 3,  # next steps per beam node (width * branching <= 25); "propose": the most kept from one reply, up to 25
                  stop_score: float | None = 9.0,  # stop once the best node scores this much (0-10); None: never
                  min_score: float = 0.0,  # candidates scoring below this are pruned even when the beam has room
                  parallel: bool = True,  # run a level's calls together; False: strictly one at a time
@@ -254,18 +247,22 @@ class TreeOfThoughts(Algorithm):
                  prompts: Any = None,  # prompt hooks (any object or dict with some of `HOOKS`)
                  score_scale: float = 10.0):  # the scale the evaluator is asked for: 10 (0-10), or 1 for a 0-1 prompt
         params = {k: v for k, v in locals().items() if k != "self"}
-        _whole("depth", depth, 1, 8); _whole("width", width, 1); _whole("branching", branching, 1)
-        if width * branching > 25:
-            raise ValueError(f"TreeOfThoughts: width * branching = {width * branching} exceeds the limit of 25")
-        _whole("n_evaluate", n_evaluate, 1, 20)
+        n = "TreeOfThoughts"
+        check_int(n, "depth", depth, 1, 8); check_int(n, "width", width, 1, 25); check_int(n, "branching", branching, 1, 25)
+        check_choice(n, "generate", generate, _GENERATE)
+        if generate != "propose" and width * branching > 25:  # propose: one call per node, keeping at most `branching` steps of its list
+            raise ValueError(f"TreeOfThoughts: width * branching = {width * branching} exceeds the limit of 25 (in {generate!r} mode)")
+        check_int(n, "n_evaluate", n_evaluate, 1, 20)
+        check_bool(n, "parallel", parallel); check_bool(n, "synthesize", synthesize)
+        check_float(n, "temperature", temperature, 0, 2, none=True)
+        for k in ("proposer_prompt", "evaluator_prompt", "synthesizer_prompt", "proposer_model", "evaluator_model", "synthesizer_model"):
+            check_str(n, k, params[k], none=True)
         if stop_score is not None: _score_bound("stop_score", stop_score)
         _score_bound("min_score", min_score)
-        _choice("generate", generate, _GENERATE); _choice("evaluate", evaluate, _EVALUATE); _choice("select", select, _SELECT)
+        check_choice(n, "evaluate", evaluate, _EVALUATE); check_choice(n, "select", select, _SELECT)
         if scorer is not None and not callable(scorer): raise ValueError("TreeOfThoughts: scorer must be a function (task, path) -> score")
         if scorer is not None and evaluate == "vote":
             raise ValueError("TreeOfThoughts: scorer replaces the evaluator calls, so it cannot be combined with evaluate='vote'")
-        if temperature is not None and not (isinstance(temperature, (int, float)) and temperature >= 0):
-            raise ValueError(f"TreeOfThoughts: temperature = {temperature!r} must be a number >= 0")
         if isinstance(score_scale, bool) or not isinstance(score_scale, (int, float)) or not 0 < score_scale < float("inf"):
             raise ValueError(f"TreeOfThoughts: score_scale = {score_scale!r} must be a positive number "
                              "(10 for an evaluator asked for 0-10, 1 for 0-1)")
@@ -295,15 +292,20 @@ def _best_so_far(s: ToTState) -> str | None:
     live = [i for i in s.candidates if s.nodes[i].status != "pruned"]
     return _best(s, [i for i in live if s.nodes[i].score is not None]) or _best(s, live)  # scored first, else proposed
 
+def final_beam(s: ToTState) -> list[dict]:
+    "The beam's complete answers, best first: {node, answer, path, score}, for any-of-k and top-1 metrics."
+    return [{"node": i, "answer": s.nodes[i].answer, "path": s.steps(i), "score": s.nodes[i].score}
+            for i in s.beam if i in s.nodes and s.nodes[i].final]
+
 @patch
 def result(self: TreeOfThoughts, s: ToTState) -> dict:
     w = _best_so_far(s)
     if w is None: return {"answer": None, "score": None, "path": [], "depth": 0, "explored": len(s.nodes) - 1 if s.nodes else 0,
-                          "node": None, "stopped": s.stopped}
+                          "node": None, "stopped": s.stopped, "beam": []}
     node = s.nodes[w]
     answer = s.answer if s.answer is not None else node.answer if node.final else node.text
     return {"answer": answer, "score": node.score, "path": s.steps(w), "depth": node.depth,
-            "explored": len(s.nodes) - 1, "node": w, "stopped": s.stopped}
+            "explored": len(s.nodes) - 1, "node": w, "stopped": s.stopped, "beam": final_beam(s)}
 
 # %% ../../nbs/14_tot.ipynb #ac8ee599
 @patch
