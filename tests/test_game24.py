@@ -9,8 +9,8 @@ import pytest
 from reasoning_kit.tasks import game24
 from reasoning_kit.tasks.game24 import check_24, eval_arithmetic, puzzle_numbers, verdict
 
-CSV = Path(__file__).resolve().parents[2] / "shared" / "data" / "game24" / "24.csv"
-needs_csv = pytest.mark.skipif(not CSV.exists(), reason=f"the puzzle file is not at {CSV}")
+from importlib.resources import files
+CSV = files("reasoning_kit.tasks") / "data" / "24.csv"  # package data: the tests need nothing beside the repo
 TASK = "Make 24 from 3, 3, 8, 8"
 
 
@@ -88,7 +88,6 @@ def test_puzzle_numbers_sources():
         puzzle_numbers({"input": {"task": "Make 24 from 1 and 2"}})
 
 
-@needs_csv
 def test_check_24_accepts_solutions_to_real_puzzles_and_rejects_near_misses():
     rows = list(csv.DictReader(CSV.open()))
     puzzles = [r["Puzzles"] for r in rows[:15] + rows[900:915]]  # easy ones and some of the paper's test set
@@ -108,7 +107,6 @@ def test_check_24_accepts_solutions_to_real_puzzles_and_rejects_near_misses():
 # --- the puzzle set, the solver, the generator -----------------------------------------------------------
 
 
-@needs_csv
 def test_the_csv_loads_and_the_test_set_is_solvable():
     puzzles = game24.load(CSV)
     assert len(puzzles) == 1362 and puzzles[0] == "1 1 4 6"
@@ -130,3 +128,11 @@ def test_solver_and_generator():
     puzzles = game24.generate(30, seed=3)
     assert len(set(puzzles)) == 30 and puzzles == game24.generate(30, seed=3)
     assert all(game24.check(game24.solve(p), p) for p in puzzles)
+
+
+def test_the_puzzle_set_ships_with_the_package_with_its_licence():
+    assert len(game24.puzzles()) == 1362 and game24.puzzles(900, 1000) == game24.load(CSV, 900, 1000)
+    data = files("reasoning_kit.tasks") / "data"
+    licence = (data / "LICENSE-24.csv.txt").read_text()
+    assert "MIT License" in licence and "Copyright (c) 2023 Shunyu Yao" in licence
+    assert "princeton-nlp/tree-of-thought-llm" in (data / "SOURCE.md").read_text()

@@ -1,5 +1,8 @@
 """Reflexion: order independence, budget, replay, prefixes, lessons across runs, the frozen log."""
+import warnings
+
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from reasoning_kit.algos.reflexion import Reflexion
 from reasoning_kit.llm.fake import text
@@ -30,17 +33,16 @@ def _run(seed, validator="precise", budget=None, replay=None, inp=None, max_tria
                         input=inp or {"task": "How far?"}, budget=budget, replay=replay, handlers=[checks()])
 
 
-@pytest.mark.parametrize("validator", ["precise", None])
-def test_two_lessons_then_success_in_any_order(validator):
-    outs = [_run(seed, validator) for seed in range(10)]
-    first = outs[0][0]
-    assert first.status == Status.OK
-    assert first.value == {"candidate": "42.0 km", "trials": 3, "reflections": ["State the unit.", "Give one decimal."], "passed": True}
-    for out, model in outs:
-        assert out.value == first.value and out.state.algo == first.state.algo
-        assert model.calls == (5 if validator else 8)
-        prompts = [(r.role, tuple(m.content for m in r.messages)) for r in model.requests]
-        assert len(prompts) == len(set(prompts)), "a model call was issued twice"
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), validator=st.sampled_from(["precise", None]))
+def test_two_lessons_then_success_in_any_order(seed, validator):
+    out, model = _run(seed, validator)
+    assert out.status == Status.OK
+    assert out.value == {"candidate": "42.0 km", "answer": "42.0 km", "trials": 3, "reflections": ["State the unit.", "Give one decimal."], "passed": True}
+    assert out.state.algo == _run(0, validator)[0].state.algo
+    assert model.calls == (5 if validator else 8)
+    prompts = [(r.role, tuple(m.content for m in r.messages)) for r in model.requests]
+    assert len(prompts) == len(set(prompts)), "a model call was issued twice"
 
 
 def test_budget_cut_off_keeps_the_lessons():
@@ -99,3 +101,39 @@ def test_bad_parameters_and_inputs_are_named():
     out, model = _run(0, inp={"task": "How far?", "reflections": "State the unit."})
     assert out.status == Status.FAILED and "input['reflections'] must be a list of strings" in out.error
     assert model.calls == 0
+
+
+# --- the one contract: answer, checked arguments, renamed names -------------------------------------------
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(max_trials=True), "Reflexion: max_trials must be a whole number from 1 to 10, got True"),
+    (dict(max_trials=11), "Reflexion: max_trials must be 1 to 10, got 11"),
+    (dict(keep_reflections=-1), "Reflexion: keep_reflections must be 0 to 20, got -1"),
+    (dict(validator=""), "Reflexion: validator must be a non-empty string or None"),
+    (dict(actor_prompt=None), "Reflexion: actor_prompt must be a non-empty string"),
+    (dict(critic_model=3), "Reflexion: critic_model must be a non-empty string or None"),
+    (dict(temperature=-0.5), "Reflexion: temperature must be 0 to 2, got -0.5"),
+])
+def test_bad_arguments_name_the_parameter_and_what_it_accepts(kw, message):
+    with pytest.raises(ValueError) as e:
+        Reflexion(**kw)
+    assert message in str(e.value), str(e.value)
+
+
+def test_old_prompt_names_still_work_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match="actor= is deprecated"):
+        r = Reflexion(actor="Answer.", critic="Check.", reflector="Reflect.")
+    assert (r.actor_prompt, r.critic_prompt, r.reflector_prompt) == ("Answer.", "Check.", "Reflect.")
+    with pytest.raises(ValueError, match="not both"):
+        Reflexion(actor="a", actor_prompt="b")
+    with warnings.catch_warnings():  # the frozen v0.1 log's config uses the old names and folds without a warning
+        warnings.simplefilter("error")
+        check_fixture("reflexion", Reflexion)
+
+
+def test_role_models_and_temperature_reach_the_requests():
+    out, model = run_scripted(Reflexion(actor_model="big", critic_model="small", reflector_model="mid", temperature=0.2),
+                              slow_learner, input={"task": "How far?"})
+    assert out.status == Status.OK and out.value["answer"] == "42.0 km"
+    assert {(r.role, r.model, r.temperature) for r in model.requests} == {("actor", "big", 0.2), ("critic", "small", 0.2), ("reflector", "mid", 0.2)}

@@ -196,3 +196,94 @@ def freeze():
 if __name__ == "__main__":
     import sys
     if sys.argv[1:] == ["freeze"]: freeze()
+
+
+# --- the one contract: answer, checked arguments, renamed names, tool_choice ----------------------------------
+
+import warnings
+
+from hypothesis import given, settings, strategies as st
+
+
+def test_result_has_answer_beside_text():
+    out, _, _ = _loop(0)
+    assert out.value["answer"] == out.value["text"] == "rain; snow; sun; 68.0"
+    sw, _ = _swarm(0)
+    assert sw.value["answer"] == sw.value["text"] == "Done: refunded A1, refunded B22, refunded C333"
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(max_turns=True), "ToolLoop: max_turns must be a whole number from 1 to 100, got True"),
+    (dict(max_turns=0), "ToolLoop: max_turns must be 1 to 100, got 0"),
+    (dict(stream="no"), "ToolLoop: stream must be True or False, got 'no'"),
+    (dict(tools="lookup"), "ToolLoop: tools must be a list of strings or None, got 'lookup'"),
+    (dict(agent_prompt=""), "ToolLoop: agent_prompt must be a non-empty string"),
+    (dict(temperature=2.5), "ToolLoop: temperature must be 0 to 2, got 2.5"),
+    (dict(tool_choice=3), "ToolLoop: tool_choice must be a non-empty string or None"),
+    (dict(recall="notes"), "ToolLoop: recall must be a function or None"),
+    (dict(agent_model=""), "ToolLoop: agent_model must be a non-empty string or None"),
+])
+def test_bad_arguments_name_the_parameter_and_what_it_accepts(kw, message):
+    with pytest.raises(ValueError) as e:
+        ToolLoop(**kw)
+    assert message in str(e.value), str(e.value)
+
+
+def test_swarm_arguments_are_checked_too():
+    _, agents, _ = swarm_setup(0)
+    with pytest.raises(ValueError, match="Swarm: max_handoffs must be a whole number from 0 to 20, got True"):
+        Swarm(agents, max_handoffs=True)
+    with pytest.raises(ValueError, match="Swarm: agents must be a non-empty dict"):
+        Swarm(["triage"])
+    with pytest.raises(ValueError, match="Swarm: tool_choice must be a non-empty string or None"):
+        Swarm(agents, tool_choice="")
+
+
+def test_system_is_a_deprecated_alias_of_agent_prompt():
+    with pytest.warns(DeprecationWarning, match="system= is deprecated"):
+        loop = ToolLoop(system="Be brief.")
+    assert loop.agent_prompt == loop.system == "Be brief." and "system" not in loop.config()
+    with pytest.raises(ValueError, match="not both"):
+        ToolLoop(system="a", agent_prompt="b")
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        ToolLoop(sytem="a")
+    with warnings.catch_warnings():  # a log written with the old name folds without a warning
+        warnings.simplefilter("error")
+        assert ToolLoop.from_config({"system": "Old.", "max_turns": 3}).agent_prompt == "Old."
+
+
+def test_tool_choice_model_and_temperature_reach_every_request_with_tools():
+    ran = []
+    loop = ToolLoop(tool_choice="required", agent_model="small", temperature=0.3)
+    out, model = run_scripted(loop, weather_model, task="Weather in three cities?", handlers=[ToolHandler(make_registry(0, ran))])
+    assert out.status == Status.OK and len(model.requests) == 3
+    assert {(r.tool_choice, r.model, r.temperature) for r in model.requests} == {("required", "small", 0.3)}
+    plain, model = run_scripted(ToolLoop(), weather_model, task="Weather in three cities?", handlers=[ToolHandler(make_registry(0, []))])
+    assert {r.tool_choice for r in model.requests} == {None}
+
+
+def test_swarm_passes_tool_choice_into_its_requests():
+    registry, agents, script = swarm_setup(0)
+    out, model = run_scripted(Swarm(agents, registry, tool_choice="auto"), script, task="Refund A1, B22 and C333",
+                              handlers=[ToolHandler(registry)])
+    assert out.status == Status.OK and {r.tool_choice for r in model.requests} == {"auto"}
+    assert Swarm.from_config(out.state.config).tool_choice == "auto"
+
+
+_REFERENCE = {}
+
+
+def _reference(kind):
+    if kind not in _REFERENCE: _REFERENCE[kind] = (_loop(0) if kind == "loop" else _swarm(0))[0]
+    return _REFERENCE[kind]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_any_completion_order_gives_the_same_loop_and_swarm(seed):
+    out, model, ran = _loop(seed)
+    ref = _reference("loop")
+    assert out.value == ref.value and out.state.algo == ref.state.algo and sorted(ran) == ["Oslo", "Paris", "Rome"]
+    assert (out.calls, model.calls, out.state.issued["tool"]) == (3, 3, 4)
+    sw, model = _swarm(seed)
+    assert sw.value == _reference("swarm").value and model.calls == 3

@@ -78,7 +78,9 @@ def test_spec_example_result_tree_and_keys():
     out, client = run(go(TreeOfThoughts(depth=3, width=2, branching=2)))
     assert out.status == Status.OK
     assert out.value == {"answer": "(8 / (3 - 8 / 3))", "score": 10.0, "depth": 3, "explored": 6, "node": "n.1.1.1",
-                         "path": ["consider 8 / 3", "consider 8 / 3", "FINAL: (8 / (3 - 8 / 3))"], "stopped": "final"}
+                         "path": ["consider 8 / 3", "consider 8 / 3", "FINAL: (8 / (3 - 8 / 3))"], "stopped": "final",
+                         "beam": [{"node": "n.1.1.1", "answer": "(8 / (3 - 8 / 3))", "score": 10.0,
+                                   "path": ["consider 8 / 3", "consider 8 / 3", "FINAL: (8 / (3 - 8 / 3))"]}]}
     s = out.state.algo
     assert isinstance(s, ToTState) and all(isinstance(n, ThoughtNode) for n in s.nodes.values())
     assert s.winner_path == ["n", "n.1", "n.1.1", "n.1.1.1"]
@@ -96,21 +98,27 @@ def test_spec_example_result_tree_and_keys():
 
 @pytest.mark.parametrize("kw, message", [
     (dict(width=5, branching=6), "width * branching = 30 exceeds the limit of 25"),
-    (dict(depth=9), "depth = 9 exceeds the limit of 8"),
-    (dict(depth=0), "depth = 0 is below the minimum of 1"),
-    (dict(width=0), "width = 0 is below the minimum of 1"),
-    (dict(branching=-1), "branching = -1 is below the minimum of 1"),
-    (dict(depth=True), "depth must be an integer"),
-    (dict(n_evaluate=0), "n_evaluate = 0 is below the minimum of 1"),
-    (dict(n_evaluate=50), "n_evaluate = 50 exceeds the limit of 20"),
+    (dict(depth=9), "TreeOfThoughts: depth must be 1 to 8, got 9"),
+    (dict(depth=0), "TreeOfThoughts: depth must be 1 to 8, got 0"),
+    (dict(width=0), "TreeOfThoughts: width must be 1 to 25, got 0"),
+    (dict(branching=-1), "TreeOfThoughts: branching must be 1 to 25, got -1"),
+    (dict(generate="propose", branching=26), "TreeOfThoughts: branching must be 1 to 25, got 26"),
+    (dict(depth=True), "TreeOfThoughts: depth must be a whole number from 1 to 8, got True"),
+    (dict(n_evaluate=0), "TreeOfThoughts: n_evaluate must be 1 to 20, got 0"),
+    (dict(n_evaluate=50), "TreeOfThoughts: n_evaluate must be 1 to 20, got 50"),
     (dict(stop_score=10.5), "stop_score = 10.5 is outside the 0-10 score scale"),
     (dict(min_score=-0.1), "min_score = -0.1 is outside the 0-10 score scale"),
-    (dict(generate="propse"), "generate = 'propse' is not one of"),
-    (dict(evaluate="score"), "evaluate = 'score' is not one of"),
-    (dict(select="top"), "select = 'top' is not one of"),
+    (dict(generate="propse"), "TreeOfThoughts: generate must be one of 'sample', 'sample_n', 'propose', got 'propse'"),
+    (dict(evaluate="score"), "TreeOfThoughts: evaluate must be one of 'value', 'vote', got 'score'"),
+    (dict(select="top"), "TreeOfThoughts: select must be one of 'greedy', 'sample', got 'top'"),
+    (dict(parallel="no"), "TreeOfThoughts: parallel must be True or False, got 'no'"),
+    (dict(synthesize="yes"), "TreeOfThoughts: synthesize must be True or False, got 'yes'"),
     (dict(scorer=5), "scorer must be a function"),
     (dict(scorer=lambda t, p: 1, evaluate="vote"), "cannot be combined with evaluate='vote'"),
-    (dict(temperature=-1), "temperature = -1 must be a number >= 0"),
+    (dict(temperature=-1), "TreeOfThoughts: temperature must be 0 to 2, got -1"),
+    (dict(temperature="hot"), "TreeOfThoughts: temperature must be a number from 0 to 2 or None, got 'hot'"),
+    (dict(proposer_prompt=3), "TreeOfThoughts: proposer_prompt must be a non-empty string or None"),
+    (dict(evaluator_model=""), "TreeOfThoughts: evaluator_model must be a non-empty string or None"),
     (dict(prompts={"value_promt": str}), "unknown prompt hooks ['value_promt']"),
     (dict(score_scale=0), "score_scale = 0 must be a positive number"),
     (dict(score_scale="10"), "score_scale = '10' must be a positive number"),
@@ -124,6 +132,10 @@ def test_the_largest_configurations_are_accepted():
     assert TreeOfThoughts(depth=8, width=5, branching=5, synthesize=True).max_calls == 401
     assert TreeOfThoughts(depth=1, width=25, branching=1).max_calls == 50
     assert TreeOfThoughts(depth=1, width=1, branching=25, stop_score=None).max_calls == 50
+    # propose mode: one call per beam node, keeping up to `branching` steps of its list (the paper's Game of 24 setting)
+    paper = TreeOfThoughts(depth=4, width=5, branching=25, generate="propose", evaluate="value", n_evaluate=3,
+                           select="greedy", stop_score=None)
+    assert paper.max_calls == 4 * 5 + 4 * 5 * 25
 
 
 @pytest.mark.parametrize("kw, expected", [
@@ -171,7 +183,7 @@ def test_every_budget_ends_cleanly_with_a_readable_result(calls):
         assert out.status == Status.OK and out.value == full.value
     else:
         assert out.status == Status.BUDGET_EXHAUSTED
-        assert set(out.value) == {"answer", "score", "path", "depth", "explored", "node", "stopped"}
+        assert set(out.value) == {"answer", "score", "path", "depth", "explored", "node", "stopped", "beam"}
         if out.value["node"] is not None:  # the best node found so far, with its chain
             assert out.value["path"] == out.state.algo.steps(out.value["node"])
         assert fold_run(out.log).algo == out.state.algo

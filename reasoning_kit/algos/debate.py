@@ -11,40 +11,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from fastcore.basics import patch
+
+from .common import apply_events, extract_answer, majority, task_of
 from ..events import Event
 from ..llm import LLMRequest, assistant, system, user
-from ..runtime import Algorithm, BudgetExhausted, Context, EffectFailed, Status
+from .common import check_callable
+from ..runtime import (Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_bool, check_float, check_int,
+                                   check_str, check_str_list)
 
 # %% auto #0
-__all__ = ['AGENT_PROMPT', 'REVISE_PROMPT', 'JUDGE_PROMPT', 'extract_answer', 'majority', 'DebateState', 'Debate']
-
-# %% ../../nbs/12_debate.ipynb #a2fe8966
-_ANSWER = re.compile(r"answer\s*(?:is\s*)?[*_]*\s*[:：]\s*[*_]*[ \t]*\n?[ \t]*([^\n]*)", re.IGNORECASE)
-_BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
-
-def _tidy(s: str) -> str:
-    s = " ".join(s.split()).strip("*_`$ ")
-    if s.endswith(".") and not s.endswith(".."): s = s[:-1].strip("*_`$ ")
-    return s
-
-def extract_answer(text: str | None) -> str | None:
-    "The final answer in a model's reply: after the last `Answer:`, else `\\boxed{}`, else the last line."
-    if not text or not text.strip(): return None
-    found = [m.group(1) for m in _ANSWER.finditer(text) if _tidy(m.group(1))]
-    if found: return _tidy(found[-1])
-    boxed = _BOXED.findall(text)
-    if boxed and _tidy(boxed[-1]): return _tidy(boxed[-1])
-    return _tidy([l for l in text.splitlines() if l.strip()][-1]) or None
-
-# %% ../../nbs/12_debate.ipynb #47345175
-def majority(answers: list[str | None]) -> tuple[str | None, dict[str, int]]:
-    "The most common answer (ties: the one listed first) and the votes, in order of first appearance."
-    votes: dict[str, int] = {}
-    for a in answers:
-        if a is not None: votes[a] = votes.get(a, 0) + 1
-    if not votes: return None, votes
-    top = max(votes.values())
-    return next(a for a, c in votes.items() if c == top), votes
+__all__ = ['AGENT_PROMPT', 'REVISE_PROMPT', 'JUDGE_PROMPT', 'DebateState', 'Debate']
 
 # %% ../../nbs/12_debate.ipynb #6c035e80
 @dataclass
@@ -124,16 +101,6 @@ def _check_prompt(who: str, name: str, prompt: str | None, needs: tuple[str, ...
     except (KeyError, IndexError, ValueError) as e:
         raise ValueError(f"{who}: {name} may only use the placeholders {allowed} ({e!r})") from None
 
-def _task_of(input: dict, who: str) -> str:
-    task = input.get("task")
-    if not isinstance(task, str) or not task.strip():
-        raise ValueError(f"{who} needs input['task'], the question as a non-empty string (input keys: {sorted(input)})")
-    return task
-
-def _int_in(who: str, name: str, v, lo: int, hi: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int): raise ValueError(f"{who}: {name} must be an int, got {v!r}")
-    if not lo <= v <= hi: raise ValueError(f"{who}: {name} = {v} is outside the bounds {lo} to {hi}")
-    return v
 
 # %% ../../nbs/12_debate.ipynb #0f291736
 class Debate(Algorithm):
@@ -149,39 +116,41 @@ class Debate(Algorithm):
                  parse: Callable[[str], str | None] | None = None,  # reply -> answer; default `extract_answer`
                  agent_prompt: str | None = None,  # replaces AGENT_PROMPT
                  revise_prompt: str | None = None,  # replaces REVISE_PROMPT
-                 judge_prompt: str | None = None):  # replaces JUDGE_PROMPT
-        self.agents = _int_in("Debate", "agents", agents, 2, 7)
-        self.rounds = _int_in("Debate", "rounds", rounds, 0, 4)
-        if personas is not None:
-            personas = list(personas)
-            if len(personas) != agents:
-                raise ValueError(f"Debate: len(personas) = {len(personas)} but agents = {agents}; give one persona per agent")
-            if not all(isinstance(p, str) for p in personas): raise ValueError("Debate: every persona must be a string")
-        if temperature is not None and not 0 <= temperature <= 2:
-            raise ValueError(f"Debate: temperature = {temperature} is outside the bounds 0 to 2")
+                 judge_prompt: str | None = None,  # replaces JUDGE_PROMPT
+                 debater_model: str | None = None,  # the debaters' model (None: the handler's default)
+                 judge_model: str | None = None):  # the judge's model
+        self.agents = check_int("Debate", "agents", agents, 2, 7)
+        self.rounds = check_int("Debate", "rounds", rounds, 0, 4)
+        personas = check_str_list("Debate", "personas", personas, none=True)
+        if personas is not None and len(personas) != agents:
+            raise ValueError(f"Debate: len(personas) = {len(personas)} but agents = {agents}; give one persona per agent")
+        judge, temperature = check_bool("Debate", "judge", judge), check_float("Debate", "temperature", temperature, 0, 2, none=True)
+        check_callable("Debate", "parse", parse)
+        self.debater_model, self.judge_model = check_str("Debate", "debater_model", debater_model, none=True), check_str("Debate", "judge_model", judge_model, none=True)
         _check_prompt("Debate", "agent_prompt", agent_prompt, (), ("agents",))
         _check_prompt("Debate", "revise_prompt", revise_prompt, ("others",), ("others",))
         _check_prompt("Debate", "judge_prompt", judge_prompt, (), ("agents",))
-        self.judge, self.personas, self.temperature, self.parse = bool(judge), personas, temperature, parse
+        self.judge, self.personas, self.temperature, self.parse = judge, personas, temperature, parse
         self.agent_prompt, self.revise_prompt, self.judge_prompt = agent_prompt, revise_prompt, judge_prompt
         self.max_calls = self.agents * (self.rounds + 1) + (1 if self.judge else 0)
 
     def __repr__(self): return f"Debate(agents={self.agents}, rounds={self.rounds}, judge={self.judge})"
 
 # %% ../../nbs/12_debate.ipynb #747651a1
-def _initial(self: Debate) -> DebateState: return DebateState()
+@patch
+def initial(self: Debate) -> DebateState: return DebateState()
 
-def _apply(self: Debate, state: DebateState, e: Event):
-    f = _DEBATE_EVENTS.get(e.kind)
-    if f is not None: f(state, e.data)
+@patch
+def apply(self: Debate, state: DebateState, e: Event):
+    apply_events(_DEBATE_EVENTS, state, e)
 
-def _parse_answer(self: Debate, text: str | None) -> str | None:
+@patch
+def parse_answer(self: Debate, text: str | None) -> str | None:
     "The answer in a reply (`parse` if given, else `extract_answer`)."
     return (self.parse or extract_answer)(text)
 
-Debate.initial, Debate.apply, Debate.parse_answer = _initial, _apply, _parse_answer
-
 # %% ../../nbs/12_debate.ipynb #a3544d7d
+@patch
 def _system_for(self: Debate, i: int) -> str:
     persona = self.personas[i] if self.personas else f"You are agent {i + 1}."
     return persona + "\n\n" + (self.agent_prompt or AGENT_PROMPT).format(agents=self.agents)
@@ -190,26 +159,25 @@ def _others(s: DebateState, r: int, i: int) -> str:
     "The other agents' replies in round `r`, labelled by agent."
     return "\n\n".join(f"[Agent {j + 1}]\n{t}" for j, t in enumerate(s.texts[r]) if j != i and t is not None)
 
+@patch
 def _agent_request(self: Debate, s: DebateState, i: int, r: int) -> LLMRequest:
     "Agent `i`'s request in round `r`: its conversation so far, plus the others' previous replies."
     msgs = [system(self._system_for(i)), user(s.task)]
     for k in range(1, r + 1):
         msgs += [assistant(s.texts[k - 1][i]), user((self.revise_prompt or REVISE_PROMPT).format(others=_others(s, k - 1, i)))]
-    return LLMRequest(messages=msgs, role="debater", temperature=self.temperature)
-
-Debate._system_for, Debate._agent_request = _system_for, _agent_request
+    return LLMRequest(messages=msgs, role="debater", temperature=self.temperature, model=self.debater_model)
 
 # %% ../../nbs/12_debate.ipynb #d2bfa75c
+@patch
 def _judge_request(self: Debate, s: DebateState) -> LLMRequest:
     last = s.finished_rounds - 1
     finals = "\n\n".join(f"[Agent {i + 1}] (answer: {s.answers[last][i]})\n{t}"
                          for i, t in enumerate(s.texts[last]) if t is not None)
     return LLMRequest(messages=[system((self.judge_prompt or JUDGE_PROMPT).format(agents=self.agents)),
-                                user(f"Question: {s.task}\n\nThe agents' final answers:\n\n{finals}")], role="judge")
-
-Debate._judge_request = _judge_request
+                                user(f"Question: {s.task}\n\nThe agents' final answers:\n\n{finals}")], role="judge", model=self.judge_model)
 
 # %% ../../nbs/12_debate.ipynb #49f601fc
+@patch
 async def _round(self: Debate, ctx: Context, r: int, active: list[int]) -> list[int]:
     "Play round `r` with the `active` agents; returns the agents that answered."
     ctx.emit("debate.round_started", round=r, agents=active)
@@ -233,9 +201,8 @@ async def _round(self: Debate, ctx: Context, r: int, active: list[int]) -> list[
     ctx.emit("debate.round_finished", round=r, answers=list(s.answers[r]), changed=list(s.changed[r]))
     return answered
 
-Debate._round = _round
-
 # %% ../../nbs/12_debate.ipynb #e4f6bc55
+@patch
 async def _rule(self: Debate, ctx: Context) -> tuple[str | None, bool]:
     "The final answer, and whether a judge gave it."
     s = ctx.state
@@ -252,11 +219,10 @@ async def _rule(self: Debate, ctx: Context) -> tuple[str | None, bool]:
     ctx.emit("debate.tallied", answer=answer, votes=votes)
     return answer, False
 
-Debate._rule = _rule
-
 # %% ../../nbs/12_debate.ipynb #0908e8c4
-async def _run(self: Debate, ctx: Context) -> Status | None:
-    task = _task_of(ctx.input, "Debate")
+@patch
+async def run(self: Debate, ctx: Context) -> Status | None:
+    task = task_of(ctx.input, "Debate")
     ctx.emit("debate.started", agents=self.agents, rounds=self.rounds, judge=self.judge, personas=self.personas, task=task)
     active = await self._round(ctx, 0, list(range(self.agents)))
     for r in range(1, self.rounds + 1):
@@ -267,15 +233,12 @@ async def _run(self: Debate, ctx: Context) -> Status | None:
     ctx.emit("debate.finished", answer=answer, judged=judged, rounds=ctx.state.finished_rounds - 1)
     return None if answer is not None else Status.NO_SOLUTION
 
-Debate.run = _run
-
 # %% ../../nbs/12_debate.ipynb #f05be90a
-def _result(self: Debate, s: DebateState) -> dict:
+@patch
+def result(self: Debate, s: DebateState) -> dict:
     provisional, votes = majority(s.final_answers())
     if s.votes is not None: votes = dict(s.votes)
     answer = s.answer if s.done else (s.ruling["answer"] if s.ruling else provisional)
     return {"answer": answer, "rounds": max(s.finished_rounds - 1, 0), "agents": s.agents,
             "answers": [list(row) for row in s.answers], "judged": s.judged if s.done else s.ruling is not None,
             "votes": votes, "changed": [list(c) for c in s.changed], "dropped": sorted(s.dropped)}
-
-Debate.result = _result

@@ -11,9 +11,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from fastcore.basics import patch
+
 from ..events import Event
 from ..llm import LLMRequest, Message
-from ..runtime import Algorithm, BudgetExhausted, Context, EffectFailed, Status
+from .common import Renames, check_callable, take_renamed
+from ..runtime import Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_float, check_int, check_str
 
 # %% auto #0
 __all__ = ['GENERATE_SYSTEM', 'REPAIR_PROMPT', 'extract_answer', 'RepairState', 'GenerateTestRepair']
@@ -49,33 +52,39 @@ REPAIR_PROMPT = ("Your answer failed the check:\n\n{message}\n\nFind the mistake
 _NO_MESSAGE = "(the check gave no details)"
 
 # %% ../../nbs/17_generate_test_repair.ipynb #6fda5e3e
-class GenerateTestRepair(Algorithm):
+class GenerateTestRepair(Renames, Algorithm):
     "Generate `candidates` answers, test each with a named check, repair failures from the check's message."
     name = "generate_test_repair"
     State = RepairState
+    renames = {"system": "generator_prompt", "model": "generator_model", "repair_model": "repairer_model"}
 
     def __init__(self, validator: str,  # the ValidationHandler check that tests an answer
                  *, max_repairs: int = 3,  # repairs per candidate after its first draft; 0 to 10
                  candidates: int = 1,  # independent first drafts, tested in parallel; 1 to 8
-                 system: str = GENERATE_SYSTEM,  # the system prompt
+                 generator_prompt: str = GENERATE_SYSTEM,  # the system prompt (was `system=`)
                  repair_prompt: str = REPAIR_PROMPT,  # asks for a repair; `{message}` is replaced by the failure
                  extract: Callable[[str], str] = extract_answer,  # reply -> the answer to test
-                 temperature: float | None = None,  # sampling temperature for every call
-                 model: str | None = None,  # model for first drafts (None: the handler's default)
-                 repair_model: str | None = None):  # model for repairs (None: `model`)
+                 temperature: float | None = None,  # sampling temperature for every call, 0 to 2
+                 generator_model: str | None = None,  # model for first drafts (None: the handler's default; was `model=`)
+                 repairer_model: str | None = None,  # model for repairs (None: `generator_model`; was `repair_model=`)
+                 **old):  # deprecated names: system=, model=, repair_model=
         n = type(self).__name__
-        if not (isinstance(validator, str) and validator): raise ValueError(f"{n}: validator must name a check, got {validator!r}")
-        if not isinstance(max_repairs, int) or not 0 <= max_repairs <= 10: raise ValueError(f"{n}: max_repairs must be 0 to 10, got {max_repairs!r}")
-        if not isinstance(candidates, int) or not 1 <= candidates <= 8: raise ValueError(f"{n}: candidates must be 1 to 8, got {candidates!r}")
+        p = take_renamed(n, old, self.renames, {"generator_prompt": generator_prompt, "generator_model": generator_model, "repairer_model": repairer_model},
+                         {"generator_prompt": GENERATE_SYSTEM, "generator_model": None, "repairer_model": None})
+        self.validator = check_str(n, "validator", validator)
+        self.max_repairs, self.candidates = check_int(n, "max_repairs", max_repairs, 0, 10), check_int(n, "candidates", candidates, 1, 8)
+        self.generator_prompt, self.repair_prompt = check_str(n, "generator_prompt", p["generator_prompt"]), check_str(n, "repair_prompt", repair_prompt)
         if "{message}" not in repair_prompt: raise ValueError(f"{n}: repair_prompt must contain {{message}}, where the failure goes")
-        self.validator, self.max_repairs, self.candidates, self.system, self.repair_prompt = validator, max_repairs, candidates, system, repair_prompt
-        self.extract, self.temperature, self.model, self.repair_model = extract, temperature, model, repair_model
+        self.extract, self.temperature = check_callable(n, "extract", extract, none=False), check_float(n, "temperature", temperature, 0, 2, none=True)
+        self.generator_model, self.repairer_model = check_str(n, "generator_model", p["generator_model"], none=True), check_str(n, "repairer_model", p["repairer_model"], none=True)
         self.max_calls = candidates * (1 + max_repairs)
 
 # %% ../../nbs/17_generate_test_repair.ipynb #d151b2a0
-def _initial(self: GenerateTestRepair) -> RepairState: return self.State()
+@patch
+def initial(self: GenerateTestRepair) -> RepairState: return self.State()
 
-def _apply(self: GenerateTestRepair, s: RepairState, e: Event):
+@patch
+def apply(self: GenerateTestRepair, s: RepairState, e: Event):
     k, d = e.kind, e.data
     if not k.startswith("generate_test_repair."): return
     k = k.partition(".")[2]
@@ -91,15 +100,15 @@ def _apply(self: GenerateTestRepair, s: RepairState, e: Event):
     elif k == "passed": s.winner, s.ended = {"candidate": d["candidate"], "attempt": d["attempt"], "answer": d["answer"]}, "passed"
     elif k == "exhausted": s.ended = "max_repairs"
 
-def _result(self: GenerateTestRepair, s: RepairState) -> dict:
+@patch
+def result(self: GenerateTestRepair, s: RepairState) -> dict:
     best = s.winner or max(s.attempts, key=lambda a: (a["attempt"], -a["candidate"]), default=None)
     return {"answer": best["answer"] if best else None, "passed": s.winner is not None, "attempts": len(s.attempts),
             "failures": [a["message"] for a in s.attempts if a["passed"] is False], "candidate": best["candidate"] if best else None}
 
-GenerateTestRepair.initial, GenerateTestRepair.apply, GenerateTestRepair.result = _initial, _apply, _result
-
 # %% ../../nbs/17_generate_test_repair.ipynb #d46cf15c
-async def _run(self: GenerateTestRepair, ctx: Context) -> Status | None:
+@patch
+async def run(self: GenerateTestRepair, ctx: Context) -> Status | None:
     self.check_handler(ctx)
     ctx.emit("generate_test_repair.started", candidates=self.candidates, messages=[m.model_dump(mode="json", exclude_defaults=True) for m in self.opening(ctx)])
     live = list(range(self.candidates))
@@ -120,14 +129,13 @@ async def _run(self: GenerateTestRepair, ctx: Context) -> Status | None:
     ctx.emit("generate_test_repair.exhausted", attempts=len(ctx.state.attempts))
     return Status.NO_SOLUTION
 
-GenerateTestRepair.run = _run
-
 # %% ../../nbs/17_generate_test_repair.ipynb #3d69377c
-async def _attempt(self: GenerateTestRepair, ctx: Context, i: int, attempt: int) -> dict:
+@patch
+async def attempt(self: GenerateTestRepair, ctx: Context, i: int, attempt: int) -> dict:
     "Draft (attempt 0) or repair candidate `i`, then test it; returns what happened."
     out, first = {"candidate": i, "attempt": attempt}, attempt == 0
     request = LLMRequest(messages=[Message.model_validate(m) for m in ctx.state.conversations[i]], role="generator" if first else "repairer",
-                         model=self.model if first else (self.repair_model or self.model), temperature=self.temperature,
+                         model=self.generator_model if first else (self.repairer_model or self.generator_model), temperature=self.temperature,
                          seed=ctx.rng(f"gtr/{i}").randrange(2**31))
     try: reply = (await ctx.llm(request, key=f"gtr/{i}/{attempt}/{'draft' if first else 'repair'}")).text
     except EffectFailed as e: out["dropped"] = e.error; return out
@@ -138,25 +146,24 @@ async def _attempt(self: GenerateTestRepair, ctx: Context, i: int, attempt: int)
     out["passed"], out["message"] = v.ok, v.message
     return out
 
-def _record(self: GenerateTestRepair, ctx: Context, o: dict):
+@patch
+def record(self: GenerateTestRepair, ctx: Context, o: dict):
     "Write one attempt's events: generated, then tested (or dropped)."
     i, a = o["candidate"], o["attempt"]
     if "dropped" in o: ctx.emit("generate_test_repair.dropped", candidate=i, attempt=a, error=o["dropped"])
     if "reply" in o: ctx.emit("generate_test_repair.generated", candidate=i, attempt=a, reply=o["reply"], answer=o["answer"])
     if "passed" in o: ctx.emit("generate_test_repair.tested", candidate=i, attempt=a, passed=o["passed"], message=o["message"])
 
-GenerateTestRepair.attempt, GenerateTestRepair.record = _attempt, _record
-
 # %% ../../nbs/17_generate_test_repair.ipynb #3054813b
-def _opening(self: GenerateTestRepair, ctx: Context) -> list[Message]:
+@patch
+def opening(self: GenerateTestRepair, ctx: Context) -> list[Message]:
     if "task" not in ctx.input: raise ValueError(f"{type(self).__name__} needs input['task'], got keys {sorted(ctx.input)}")
-    return [Message(role="system", content=self.system), Message(role="user", content=str(ctx.input["task"]))]
+    return [Message(role="system", content=self.generator_prompt), Message(role="user", content=str(ctx.input["task"]))]
 
-def _check_handler(self: GenerateTestRepair, ctx: Context):
+@patch
+def check_handler(self: GenerateTestRepair, ctx: Context):
     h = ctx.handler("validate")
     if h is None: raise LookupError(f"{type(self).__name__} tests with check {self.validator!r}: attach a ValidationHandler with it")
     checks = getattr(h, "checks", None)
     if checks is not None and self.validator not in checks:
         raise LookupError(f"{type(self).__name__}: no check named {self.validator!r}; known: {sorted(checks)}")
-
-GenerateTestRepair.opening, GenerateTestRepair.check_handler = _opening, _check_handler

@@ -12,9 +12,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from fastcore.basics import patch
+
 from ..events import Event
 from ..llm import LLMRequest, Message
-from ..runtime import Algorithm, Context, Status
+from .common import Renames, check_callable, take_renamed
+from ..runtime import Algorithm, Context, Status, check_float, check_int, check_str
 
 # %% auto #0
 __all__ = ['GENERATOR_SYSTEM', 'CRITIC_SYSTEM', 'REVISE_PROMPT', 'parse_verdict', 'CriticState', 'critic_message',
@@ -84,31 +87,39 @@ def critic_message(task: str, answer: str) -> str:
     return f"Task:\n{task}\n\nAnswer to review:\n{answer}"
 
 # %% ../../nbs/16_generator_critic.ipynb #b5bdd55f
-class GeneratorCritic(Algorithm):
+class GeneratorCritic(Renames, Algorithm):
     "Draft, critique, revise in one conversation until the critic accepts, for at most `max_rounds` drafts."
     name = "generator_critic"
     State = CriticState
+    renames = {"system": "generator_prompt", "critic_system": "critic_prompt"}
 
     def __init__(self, validator: str | None = None,  # a ValidationHandler check as the critic; None: an LLM critic
                  *, max_rounds: int = 3,  # drafts (each followed by a critique) at most; 1 to 10
-                 system: str = GENERATOR_SYSTEM,  # the generator's system prompt
-                 critic_system: str = CRITIC_SYSTEM,  # the critic's system prompt
+                 generator_prompt: str = GENERATOR_SYSTEM,  # the generator's system prompt (was `system=`)
+                 critic_prompt: str = CRITIC_SYSTEM,  # the critic's system prompt (was `critic_system=`)
                  revise_prompt: str = REVISE_PROMPT,  # asks for a revision; `{feedback}` is replaced by the critique
                  parse: Callable[[str], tuple[bool, str]] = parse_verdict,  # critic reply -> (accepted, feedback)
                  generator_model: str | None = None,  # model for the generator (None: the handler's default)
-                 critic_model: str | None = None):  # model for the critic
+                 critic_model: str | None = None,  # model for the critic
+                 temperature: float | None = None,  # sampling temperature for every call, 0 to 2 (None: the model's default)
+                 **old):  # deprecated names: system=, critic_system=
         n = type(self).__name__
-        if not isinstance(max_rounds, int) or not 1 <= max_rounds <= 10: raise ValueError(f"{n}: max_rounds must be 1 to 10, got {max_rounds!r}")
-        if validator is not None and not (isinstance(validator, str) and validator): raise ValueError(f"{n}: validator must be a check's name or None, got {validator!r}")
+        p = take_renamed(n, old, self.renames, {"generator_prompt": generator_prompt, "critic_prompt": critic_prompt},
+                         {"generator_prompt": GENERATOR_SYSTEM, "critic_prompt": CRITIC_SYSTEM})
+        self.validator, self.max_rounds = check_str(n, "validator", validator, none=True), check_int(n, "max_rounds", max_rounds, 1, 10)
+        self.generator_prompt, self.critic_prompt = check_str(n, "generator_prompt", p["generator_prompt"]), check_str(n, "critic_prompt", p["critic_prompt"])
+        self.revise_prompt, self.parse = check_str(n, "revise_prompt", revise_prompt), check_callable(n, "parse", parse, none=False)
         if "{feedback}" not in revise_prompt: raise ValueError(f"{n}: revise_prompt must contain {{feedback}}, where the critique goes")
-        self.validator, self.max_rounds, self.system, self.critic_system = validator, max_rounds, system, critic_system
-        self.revise_prompt, self.parse, self.generator_model, self.critic_model = revise_prompt, parse, generator_model, critic_model
+        self.generator_model, self.critic_model = check_str(n, "generator_model", generator_model, none=True), check_str(n, "critic_model", critic_model, none=True)
+        self.temperature = check_float(n, "temperature", temperature, 0, 2, none=True)
         self.max_calls = max_rounds * (1 if validator else 2)
 
 # %% ../../nbs/16_generator_critic.ipynb #3dad36f2
-def _initial(self: GeneratorCritic) -> CriticState: return self.State()
+@patch
+def initial(self: GeneratorCritic) -> CriticState: return self.State()
 
-def _apply(self: GeneratorCritic, s: CriticState, e: Event):
+@patch
+def apply(self: GeneratorCritic, s: CriticState, e: Event):
     k, d = e.kind, e.data
     if not k.startswith("generator_critic."): return
     k = k.partition(".")[2]
@@ -121,17 +132,17 @@ def _apply(self: GeneratorCritic, s: CriticState, e: Event):
     elif k == "accepted": s.accepted, s.ended = True, "accepted"
     elif k == "exhausted": s.ended = "max_rounds"
 
-def _result(self: GeneratorCritic, s: CriticState) -> dict:
+@patch
+def result(self: GeneratorCritic, s: CriticState) -> dict:
     return {"answer": s.drafts[-1] if s.drafts else None, "rounds": s.rounds, "accepted": s.accepted,
             "critiques": [v["feedback"] for v in s.verdicts if not v["accepted"]]}
 
-GeneratorCritic.initial, GeneratorCritic.apply, GeneratorCritic.result = _initial, _apply, _result
-
 # %% ../../nbs/16_generator_critic.ipynb #d75a4a75
-async def _run(self: GeneratorCritic, ctx: Context) -> Status | None:
+@patch
+async def run(self: GeneratorCritic, ctx: Context) -> Status | None:
     ctx.emit("generator_critic.started", messages=[m.model_dump(mode="json", exclude_defaults=True) for m in self.opening(ctx)])
     for rnd in range(1, self.max_rounds + 1):
-        request = LLMRequest(messages=[Message.model_validate(m) for m in ctx.state.messages], role="generator", model=self.generator_model)
+        request = LLMRequest(messages=[Message.model_validate(m) for m in ctx.state.messages], role="generator", model=self.generator_model, temperature=self.temperature)
         answer = (await ctx.llm(request, key=f"gc/{rnd}/generator")).text.strip()
         ctx.emit("generator_critic.drafted", round=rnd, answer=answer)
         accepted, feedback = await self.critique(ctx, rnd, answer)
@@ -144,26 +155,25 @@ async def _run(self: GeneratorCritic, ctx: Context) -> Status | None:
     return Status.NO_SOLUTION
 
 _NO_DETAILS = "The reviewer did not accept the answer but gave no details. Check it carefully and improve it."
-GeneratorCritic.run = _run
 
 # %% ../../nbs/16_generator_critic.ipynb #68a0b196
 def _task(ctx: Context, who: str) -> str:
     if "task" not in ctx.input: raise ValueError(f"{who} needs input['task'], got keys {sorted(ctx.input)}")
     return str(ctx.input["task"])
 
-def _opening(self: GeneratorCritic, ctx: Context) -> list[Message]:
-    return [Message(role="system", content=self.system), Message(role="user", content=_task(ctx, type(self).__name__))]
+@patch
+def opening(self: GeneratorCritic, ctx: Context) -> list[Message]:
+    return [Message(role="system", content=self.generator_prompt), Message(role="user", content=_task(ctx, type(self).__name__))]
 
-async def _critique(self: GeneratorCritic, ctx: Context, rnd: int, answer: str) -> tuple[bool, str]:
+@patch
+async def critique(self: GeneratorCritic, ctx: Context, rnd: int, answer: str) -> tuple[bool, str]:
     "The verdict on `answer`: (accepted, feedback)."
     if self.validator is not None:
         v = await ctx.validate(self.validator, answer, key=f"gc/{rnd}/validate")
         return v.ok, v.message
-    messages = [Message(role="system", content=self.critic_system),
+    messages = [Message(role="system", content=self.critic_prompt),
                 Message(role="user", content=critic_message(_task(ctx, type(self).__name__), answer))]
-    reply = (await ctx.llm(LLMRequest(messages=messages, role="critic", model=self.critic_model), key=f"gc/{rnd}/critic")).text
+    reply = (await ctx.llm(LLMRequest(messages=messages, role="critic", model=self.critic_model, temperature=self.temperature), key=f"gc/{rnd}/critic")).text
     out = self.parse(reply)
     if isinstance(out, bool): return out, "" if out else reply.strip()
     return bool(out[0]), str(out[1] or "")
-
-GeneratorCritic.opening, GeneratorCritic.critique = _opening, _critique

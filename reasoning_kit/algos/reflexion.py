@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fastcore.basics import patch
+
 from ..events import Event
 from ..llm import LLMRequest, Message
-from ..runtime import Algorithm, Context, Status, check_int, input_notes
+from .common import Renames, take_renamed
+from ..runtime import Algorithm, Context, Status, check_float, check_int, check_str, input_notes
 
 # %% auto #0
 __all__ = ['ACTOR', 'CRITIC', 'REFLECTOR', 'lessons_block', 'parse_critique', 'ReflexionState', 'Reflexion']
@@ -46,23 +49,33 @@ class ReflexionState:
     passed: bool = False
 
 # %% ../../nbs/11_reflexion.ipynb #4526ac44
-class Reflexion(Algorithm):
+class Reflexion(Renames, Algorithm):
     "Attempt, evaluate, reflect on failure, retry with the lessons."
     name = "reflexion"
+    renames = {"actor": "actor_prompt", "critic": "critic_prompt", "reflector": "reflector_prompt"}
 
     def __init__(self, validator: str | None = None,  # a ValidationHandler check; None: an LLM critic
                  max_trials: int = 3,  # attempts at most (1 to 10)
                  keep_reflections: int = 5,  # lessons kept in the prompt (0 to 20)
-                 actor: str = ACTOR, critic: str = CRITIC, reflector: str = REFLECTOR):  # the three system prompts
-        check_int("Reflexion", "max_trials", max_trials, 1, 10); check_int("Reflexion", "keep_reflections", keep_reflections, 0, 20)
-        self.validator, self.max_trials, self.keep_reflections = validator, max_trials, keep_reflections
-        self.actor, self.critic, self.reflector = actor, critic, reflector
+                 actor_prompt: str = ACTOR, critic_prompt: str = CRITIC, reflector_prompt: str = REFLECTOR,  # the three system prompts
+                 actor_model: str | None = None, critic_model: str | None = None, reflector_model: str | None = None,  # models per role
+                 temperature: float | None = None,  # sampling temperature for every call, 0 to 2 (None: the model's default)
+                 **old):  # deprecated names: actor=, critic=, reflector=
+        n = "Reflexion"
+        p = take_renamed(n, old, self.renames, {"actor_prompt": actor_prompt, "critic_prompt": critic_prompt, "reflector_prompt": reflector_prompt},
+                         {"actor_prompt": ACTOR, "critic_prompt": CRITIC, "reflector_prompt": REFLECTOR})
+        self.validator = check_str(n, "validator", validator, none=True)
+        self.max_trials, self.keep_reflections = check_int(n, "max_trials", max_trials, 1, 10), check_int(n, "keep_reflections", keep_reflections, 0, 20)
+        for k, v in p.items(): setattr(self, k, check_str(n, k, v))
+        for k, v in dict(actor_model=actor_model, critic_model=critic_model, reflector_model=reflector_model).items(): setattr(self, k, check_str(n, k, v, none=True))
+        self.temperature = check_float(n, "temperature", temperature, 0, 2, none=True)
         self.max_calls = max_trials * (2 if validator else 3)
 
     def initial(self) -> ReflexionState: return ReflexionState()
 
 # %% ../../nbs/11_reflexion.ipynb #052691c3
-def _apply(self: Reflexion, s: ReflexionState, e: Event):
+@patch
+def apply(self: Reflexion, s: ReflexionState, e: Event):
     k, d = e.kind, e.data
     if k == "reflexion.started": s.reflections = list(d["reflections"])
     elif k == "reflexion.attempted": s.trials.append({"trial": d["trial"], "candidate": d["candidate"], "ok": None, "feedback": None, "lesson": None})
@@ -72,37 +85,43 @@ def _apply(self: Reflexion, s: ReflexionState, e: Event):
         s.trials[-1]["lesson"] = d["lesson"]
         s.reflections = (s.reflections + [d["lesson"]])[-self.keep_reflections:] if self.keep_reflections else []
 
-def _result(self: Reflexion, s: ReflexionState) -> dict:
-    return {"candidate": s.trials[-1]["candidate"] if s.trials else None, "trials": len(s.trials),
+@patch
+def result(self: Reflexion, s: ReflexionState) -> dict:
+    candidate = s.trials[-1]["candidate"] if s.trials else None
+    return {"candidate": candidate, "answer": candidate, "trials": len(s.trials),
             "reflections": s.reflections, "passed": s.passed}
 
-Reflexion.apply, Reflexion.result = _apply, _result
-
 # %% ../../nbs/11_reflexion.ipynb #b230b93a
-async def _run(self: Reflexion, ctx: Context) -> Status | None:
+@patch
+async def run(self: Reflexion, ctx: Context) -> Status | None:
     task = str(ctx.input.get("task", ""))
     if not task: raise ValueError("Reflexion needs input['task']")
     ctx.emit("reflexion.started", reflections=input_notes(ctx.input)[-self.keep_reflections:] if self.keep_reflections else [])
     for t in range(1, self.max_trials + 1):
-        attempt = await ctx.llm([Message(role="system", content=self.actor + lessons_block(ctx.state.reflections)),
-                                 Message(role="user", content=task)], key=f"reflexion/{t}/attempt", role="actor")
+        attempt = await ctx.llm([Message(role="system", content=self.actor_prompt + lessons_block(ctx.state.reflections)),
+                                 Message(role="user", content=task)], key=f"reflexion/{t}/attempt", **self._fields("actor"))
         ctx.emit("reflexion.attempted", trial=t, candidate=attempt.text)
         ok, message = await self.evaluate(ctx, t, task, attempt.text)
         ctx.emit("reflexion.feedback", trial=t, ok=ok, message=message, by=f"validator:{self.validator}" if self.validator else "critic")
         if ok: return None
-        lesson = await ctx.llm([Message(role="system", content=self.reflector),
+        lesson = await ctx.llm([Message(role="system", content=self.reflector_prompt),
                                 Message(role="user", content=f"Task: {task}\n\nAttempt: {attempt.text}\n\nWhy it failed: {message}")],
-                               key=f"reflexion/{t}/reflect", role="reflector")
+                               key=f"reflexion/{t}/reflect", **self._fields("reflector"))
         ctx.emit("reflexion.reflected", trial=t, lesson=lesson.text.strip())
     return Status.NO_SOLUTION
 
-async def _evaluate(self: Reflexion, ctx: Context, t: int, task: str, candidate: str) -> tuple[bool, str]:
+@patch
+async def evaluate(self: Reflexion, ctx: Context, t: int, task: str, candidate: str) -> tuple[bool, str]:
     "A named check when there is one, else the critic."
     if self.validator:
         v = await ctx.validate(self.validator, candidate, key=f"reflexion/{t}/evaluate", task=task)
         return v.ok, v.message
-    r = await ctx.llm([Message(role="system", content=self.critic), Message(role="user", content=f"Task: {task}\n\nAnswer: {candidate}")],
-                      key=f"reflexion/{t}/critic", role="critic")
+    r = await ctx.llm([Message(role="system", content=self.critic_prompt), Message(role="user", content=f"Task: {task}\n\nAnswer: {candidate}")],
+                      key=f"reflexion/{t}/critic", **self._fields("critic"))
     return parse_critique(r.text)
 
-Reflexion.run, Reflexion.evaluate = _run, _evaluate
+@patch
+def _fields(self: Reflexion, role: str) -> dict:
+    "The request fields for `role`: the role, and its model and the temperature when set."
+    f = {"role": role, "model": getattr(self, f"{role}_model"), "temperature": self.temperature}
+    return {k: v for k, v in f.items() if v is not None}

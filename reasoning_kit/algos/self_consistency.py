@@ -10,10 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .debate import _int_in, _task_of, extract_answer, majority
+from fastcore.basics import patch
+
+from .common import apply_events, extract_answer, majority, task_of
 from ..events import Event
 from ..llm import LLMRequest, system, user
-from ..runtime import Algorithm, BudgetExhausted, Context, EffectFailed, Status
+from .common import Renames, check_callable, take_renamed
+from ..runtime import (Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_choice, check_float, check_int,
+                                   check_str)
 
 # %% auto #0
 __all__ = ['PROMPT', 'MODES', 'SelfConsistencyState', 'SelfConsistency']
@@ -56,47 +60,51 @@ _SC_EVENTS = {"self_consistency.started": _started, "self_consistency.sampled": 
 PROMPT = "Think step by step. Then give your final answer on a last line of the form 'Answer: <answer>'."
 MODES = ("n", "separate")
 
-class SelfConsistency(Algorithm):
+class SelfConsistency(Renames, Algorithm):
     "Self-consistency (Wang et al. 2022): sample reasoning paths, majority-vote their final answers."
     name = "self_consistency"
+    renames = {"prompt": "sampler_prompt"}
 
     def __init__(self,
                  samples: int = 5,  # reasoning paths to sample, 1 to 64
                  mode: str = "n",  # "n": one request for `samples` choices; "separate": one request per sample
                  temperature: float | None = 0.7,  # sampling temperature, 0 to 2 (None: the model's default)
                  parse: Callable[[str], str | None] | None = None,  # reply -> answer; default `extract_answer`
-                 prompt: str | None = None):  # system prompt; replaces PROMPT
-        self.samples = _int_in("SelfConsistency", "samples", samples, 1, 64)
-        if mode not in MODES: raise ValueError(f"SelfConsistency: mode = {mode!r} must be one of {MODES}")
-        if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
-                                        or not 0 <= temperature <= 2):
-            raise ValueError(f"SelfConsistency: temperature = {temperature!r} is outside the bounds 0 to 2")
-        if prompt is not None and not isinstance(prompt, str): raise ValueError("SelfConsistency: prompt must be a string")
-        self.mode, self.temperature, self.parse, self.prompt = mode, temperature, parse, prompt
+                 sampler_prompt: str | None = None,  # system prompt; replaces PROMPT (was `prompt=`)
+                 sampler_model: str | None = None,  # the model (None: the handler's default)
+                 **old):  # deprecated names: prompt=
+        n = "SelfConsistency"
+        sampler_prompt = take_renamed(n, old, self.renames, {"sampler_prompt": sampler_prompt}, {"sampler_prompt": None})["sampler_prompt"]
+        self.samples = check_int(n, "samples", samples, 1, 64)
+        self.mode, self.temperature = check_choice(n, "mode", mode, MODES), check_float(n, "temperature", temperature, 0, 2, none=True)
+        self.parse, self.sampler_prompt = check_callable(n, "parse", parse), check_str(n, "sampler_prompt", sampler_prompt, none=True)
+        self.sampler_model = check_str(n, "sampler_model", sampler_model, none=True)
         self.max_calls = 1 if mode == "n" else self.samples
 
     def __repr__(self): return f"SelfConsistency(samples={self.samples}, mode={self.mode!r})"
 
 # %% ../../nbs/15_self_consistency.ipynb #159ba09d
-def _initial(self: SelfConsistency) -> SelfConsistencyState: return SelfConsistencyState()
+@patch
+def initial(self: SelfConsistency) -> SelfConsistencyState: return SelfConsistencyState()
 
-def _apply(self: SelfConsistency, state: SelfConsistencyState, e: Event):
-    f = _SC_EVENTS.get(e.kind)
-    if f is not None: f(state, e.data)
+@patch
+def apply(self: SelfConsistency, state: SelfConsistencyState, e: Event):
+    apply_events(_SC_EVENTS, state, e)
 
-def _parse_answer(self: SelfConsistency, text: str | None) -> str | None:
+@patch
+def parse_answer(self: SelfConsistency, text: str | None) -> str | None:
     "The answer in a reply (`parse` if given, else `extract_answer`)."
     return (self.parse or extract_answer)(text)
 
-SelfConsistency.initial, SelfConsistency.apply, SelfConsistency.parse_answer = _initial, _apply, _parse_answer
-
 # %% ../../nbs/15_self_consistency.ipynb #a87a6876
+@patch
 def _request(self: SelfConsistency, task: str, seed: int, n: int = 1) -> LLMRequest:
-    return LLMRequest(messages=[system(self.prompt or PROMPT), user(task)], role="sampler",
-                      temperature=self.temperature, n=n, seed=seed)
+    return LLMRequest(messages=[system(self.sampler_prompt or PROMPT), user(task)], role="sampler",
+                      temperature=self.temperature, n=n, seed=seed, model=self.sampler_model)
 
 def _seed(ctx: Context, key: str) -> int: return ctx.rng(key).randrange(2**31)
 
+@patch
 async def _draw(self: SelfConsistency, ctx: Context, task: str) -> list:
     "One reply text, or the exception that stopped it, per sample."
     if self.mode == "n":
@@ -109,11 +117,10 @@ async def _draw(self: SelfConsistency, ctx: Context, task: str) -> list:
     reps = await ctx.gather(*[ctx.llm(self._request(task, _seed(ctx, k)), key=k) for k in keys], return_exceptions=True)
     return [r if isinstance(r, BaseException) else r.text for r in reps]
 
-SelfConsistency._request, SelfConsistency._draw = _request, _draw
-
 # %% ../../nbs/15_self_consistency.ipynb #85a9af4a
-async def _run(self: SelfConsistency, ctx: Context) -> Status | None:
-    task = _task_of(ctx.input, "SelfConsistency")
+@patch
+async def run(self: SelfConsistency, ctx: Context) -> Status | None:
+    task = task_of(ctx.input, "SelfConsistency")
     ctx.emit("self_consistency.started", samples=self.samples, mode=self.mode, temperature=self.temperature, task=task)
     draws, cut = await self._draw(ctx, task), None
     for i, d in enumerate(draws):
@@ -132,11 +139,8 @@ def _agreement(answer: str | None, votes: dict[str, int]) -> float | None:
     "The winner's share of the samples that gave an answer."
     return votes[answer] / sum(votes.values()) if answer is not None else None
 
-SelfConsistency.run = _run
-
 # %% ../../nbs/15_self_consistency.ipynb #fd4ab436
-def _result(self: SelfConsistency, s: SelfConsistencyState) -> dict:
+@patch
+def result(self: SelfConsistency, s: SelfConsistencyState) -> dict:
     answer, votes = (s.answer, dict(s.votes)) if s.voted else majority(s.answers)
     return {"answer": answer, "votes": votes, "samples": list(s.answers), "agreement": _agreement(answer, votes)}
-
-SelfConsistency.result = _result

@@ -13,9 +13,11 @@ from typing import Callable
 
 from pydantic import BaseModel
 
+from fastcore.basics import patch
+
 from ..events import Event
 from ..llm import Message, ToolCall, ToolSpec
-from ..runtime import Context, Status, check_int
+from ..runtime import Context, Status, check_int, check_str
 from ..tools import ToolRegistry, ToolResult
 from .toolloop import LoopState, ToolLoop, with_notes
 
@@ -49,13 +51,18 @@ class Swarm(ToolLoop):
     "Agents that hand one conversation to each other by calling `transfer_to_<agent>`."
     name = "swarm"
     State = SwarmState
+    renames = {}
 
     def __init__(self, agents: dict[str, Agent], registry: ToolRegistry | None = None, start: str = "triage",
                  max_handoffs: int = 6,  # transfers allowed per run
                  *, max_turns: int = 10, stream: bool = False, recall: Callable[[str], list[str]] | None = None,
-                 role: str = "agent"):
-        super().__init__(registry, tools=None, max_turns=max_turns, stream=stream, recall=recall, role=role)
-        if not agents: raise ValueError("Swarm: needs at least one agent")
+                 role: str = "agent",
+                 agent_model: str | None = None,  # the model every agent uses (None: the handler's default)
+                 temperature: float | None = None,  # sampling temperature, 0 to 2 (None: the model's default)
+                 tool_choice: str | None = None):  # "auto", "none", "required" or a tool's name, on turns with tools on offer
+        super().__init__(registry, tools=None, max_turns=max_turns, stream=stream, recall=recall, role=role,
+                         agent_model=agent_model, temperature=temperature, tool_choice=tool_choice)
+        if not isinstance(agents, dict) or not agents: raise ValueError(f"Swarm: agents must be a non-empty dict of name -> Agent, got {agents!r:.80}")
         self.agents = {n: a if isinstance(a, Agent) else Agent(**a) for n, a in agents.items()}
         for n, a in self.agents.items():
             if not _NAME.match(n): raise ValueError(f"Swarm: agent name {n!r} must be 1-48 letters, digits, '_' or '-' (it becomes {TRANSFER}{n})")
@@ -66,49 +73,54 @@ class Swarm(ToolLoop):
                 if missing: raise ValueError(f"Swarm: agent {n!r} uses tools {missing} that are not in the registry {registry.names}")
         if registry is not None and any(t.startswith(TRANSFER) for t in registry.names):
             raise ValueError(f"Swarm: tool names starting with {TRANSFER!r} are reserved for hand-offs")
+        check_str("Swarm", "start", start)
         if start not in self.agents: raise ValueError(f"Swarm: start agent {start!r} is not one of {sorted(self.agents)}")
         check_int("Swarm", "max_handoffs", max_handoffs, 0, 20)
         self.start, self.max_handoffs = start, max_handoffs
 
 # %% ../../nbs/13_swarm.ipynb #dfcb0f97
-def _config(self: Swarm) -> dict:
+@patch
+def config(self: Swarm) -> dict:
     return {"agents": {n: a.model_dump() for n, a in self.agents.items()}, "start": self.start,
-            "max_handoffs": self.max_handoffs, "max_turns": self.max_turns, "stream": self.stream, "role": self.role}
-
-Swarm.config = _config
+            "max_handoffs": self.max_handoffs, "max_turns": self.max_turns, "stream": self.stream, "role": self.role,
+            "agent_model": self.agent_model, "temperature": self.temperature, "tool_choice": self.tool_choice}
 
 # %% ../../nbs/13_swarm.ipynb #1e3c9da6
-def _apply(self: Swarm, s: SwarmState, e: Event):
+@patch
+def apply(self: Swarm, s: SwarmState, e: Event):
     ToolLoop.apply(self, s, e)
     if e.kind == "swarm.started": s.agent, s.notes = e.data["agent"], list(e.data.get("notes", []))
     elif e.kind == "loop.replied": s.speakers[e.data["turn"]] = s.agent
     elif e.kind == "swarm.handoff":
         s.handoffs.append([e.data["from"], e.data["to"]]); s.agent = e.data["to"]
 
-def _result(self: Swarm, s: SwarmState) -> dict:
+@patch
+def result(self: Swarm, s: SwarmState) -> dict:
     return {**ToolLoop.result(self, s), "agent": s.agent, "handoffs": s.handoffs}
 
-Swarm.apply, Swarm.result = _apply, _result
-
 # %% ../../nbs/13_swarm.ipynb #09681ea8
-async def _run(self: Swarm, ctx: Context) -> Status | None:
+@patch
+async def run(self: Swarm, ctx: Context) -> Status | None:
     agent = ctx.input.get("agent", self.start)  # a session continues with the agent that spoke last
     if agent not in self.agents: raise ValueError(f"Swarm: input['agent'] {agent!r} is not one of {sorted(self.agents)}")
     ctx.emit("swarm.started", agent=agent, notes=self._notes(ctx))
     return await ToolLoop.run(self, ctx)
 
-def _opening(self: Swarm, ctx: Context) -> list[Message]:
+@patch
+def opening(self: Swarm, ctx: Context) -> list[Message]:
     inp = {**ctx.input}
     if "messages" not in inp and "task" not in inp: raise ValueError(f"Swarm needs input['task'] or input['messages'], got keys {sorted(inp)}")
     msgs = [Message.model_validate(m) for m in inp["messages"]] if "messages" in inp else [Message(role="user", content=str(inp["task"]))]
     return [m for m in msgs if m.role != "system"]
 
-def _conversation(self: Swarm, ctx: Context) -> list[Message]:
+@patch
+def conversation(self: Swarm, ctx: Context) -> list[Message]:
     s = ctx.state
     system = Message(role="system", content=with_notes(self.agents[s.agent].instructions, s.notes))
     return [system] + [Message.model_validate(m) for m in s.messages]
 
-def _offer(self: Swarm, ctx: Context) -> list[ToolSpec]:
+@patch
+def offer(self: Swarm, ctx: Context) -> list[ToolSpec]:
     s = ctx.state; a = self.agents[s.agent]
     specs = self._registry(ctx).specs(a.tools) if a.tools else []
     if len(s.handoffs) < self.max_handoffs:
@@ -116,10 +128,9 @@ def _offer(self: Swarm, ctx: Context) -> list[ToolSpec]:
                   for t in a.handoffs]
     return specs
 
-Swarm.run, Swarm.opening, Swarm.conversation, Swarm.offer = _run, _opening, _conversation, _offer
-
 # %% ../../nbs/13_swarm.ipynb #69af6422
-async def _run_calls(self: Swarm, ctx: Context, turn: int, calls: list[ToolCall], offered: set[str]) -> list[ToolResult]:
+@patch
+async def run_calls(self: Swarm, ctx: Context, turn: int, calls: list[ToolCall], offered: set[str]) -> list[ToolResult]:
     out: list[ToolResult | None] = [None] * len(calls)
     moved = False
     for i, c in enumerate(calls):
@@ -135,9 +146,8 @@ async def _run_calls(self: Swarm, ctx: Context, turn: int, calls: list[ToolCall]
     for i, r in zip(rest, done): out[i] = r
     return out
 
-def _after_calls(self: Swarm, ctx: Context, turn: int, calls: list[ToolCall], results: list[ToolResult]) -> None:
+@patch
+def after_calls(self: Swarm, ctx: Context, turn: int, calls: list[ToolCall], results: list[ToolResult]) -> None:
     for c, r in zip(calls, results):
         if c.name.startswith(TRANSFER) and r.ok:
             ctx.emit("swarm.handoff", turn=turn, call_id=c.id, **{"from": ctx.state.agent, "to": c.name[len(TRANSFER):]})
-
-Swarm.run_calls, Swarm.after_calls = _run_calls, _after_calls

@@ -10,13 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from fastcore.basics import patch
+
 from ..events import Event
 from ..llm import LLMRequest, Message, ToolCall, ToolSpec
-from ..runtime import Algorithm, Context, EffectFailed, Status, check_int, input_notes
+from .common import Renames, check_callable, take_renamed
+from ..runtime import (Algorithm, Context, EffectFailed, Status, check_bool, check_float, check_int, check_str,
+                                   check_str_list, input_notes)
 from ..tools import ToolRegistry, ToolResult
 
 # %% auto #0
-__all__ = ['LoopState', 'ToolLoop', 'with_notes']
+__all__ = ['AGENT_PROMPT', 'LoopState', 'ToolLoop', 'with_notes']
 
 # %% ../../nbs/10_toolloop.ipynb #652a8cb2
 @dataclass
@@ -29,27 +33,43 @@ class LoopState:
     ended: str | None = None  # "answered" or "max_turns"
 
 # %% ../../nbs/10_toolloop.ipynb #cfa5cd17
-class ToolLoop(Algorithm):
+AGENT_PROMPT = "You are a helpful assistant. Use the tools when they help, then answer."
+
+class ToolLoop(Renames, Algorithm):
     "A model calls tools until it answers, for at most `max_turns` model calls."
     name = "tool_loop"
     State = LoopState
+    renames = {"system": "agent_prompt"}
 
     def __init__(self, registry: ToolRegistry | None = None,  # the tools; default: the engine's ToolHandler's
-                 *, system: str = "You are a helpful assistant. Use the tools when they help, then answer.",
+                 *, agent_prompt: str = AGENT_PROMPT,  # the system prompt (was `system=`)
                  tools: list[str] | None = None,  # names on offer; None: every tool in the registry
                  max_turns: int = 10,  # bound on model calls
                  stream: bool = False,  # stream replies to the run's delta listeners
                  recall: Callable[[str], list[str]] | None = None,  # task -> notes for the system prompt
-                 role: str = "agent"):  # the requests' role, for routing
-        check_int(type(self).__name__, "max_turns", max_turns, 1, 100)
-        self.registry, self.system, self.tools, self.max_turns = registry, system, tools, max_turns
-        self.stream, self.recall, self.role = stream, recall, role
+                 role: str = "agent",  # the requests' role, for routing
+                 agent_model: str | None = None,  # the model (None: the handler's default)
+                 temperature: float | None = None,  # sampling temperature, 0 to 2 (None: the model's default)
+                 tool_choice: str | None = None,  # "auto", "none", "required" or a tool's name (None: the provider's default)
+                 **old):  # deprecated names: system=
+        n = type(self).__name__
+        agent_prompt = take_renamed(n, old, self.renames, {"agent_prompt": agent_prompt}, {"agent_prompt": AGENT_PROMPT})["agent_prompt"]
+        self.agent_prompt, self.role = check_str(n, "agent_prompt", agent_prompt), check_str(n, "role", role)
+        self.tools, self.max_turns = check_str_list(n, "tools", tools, none=True), check_int(n, "max_turns", max_turns, 1, 100)
+        self.stream, self.recall, self.registry = check_bool(n, "stream", stream), check_callable(n, "recall", recall), registry
+        self.agent_model, self.tool_choice = check_str(n, "agent_model", agent_model, none=True), check_str(n, "tool_choice", tool_choice, none=True)
+        self.temperature = check_float(n, "temperature", temperature, 0, 2, none=True)
         self.max_calls = max_turns
 
-# %% ../../nbs/10_toolloop.ipynb #0a3c4c7a
-def _initial(self: ToolLoop) -> LoopState: return self.State()
+    @property
+    def system(self) -> str: return self.agent_prompt  # the old name, read-only
 
-def _apply(self: ToolLoop, s: LoopState, e: Event):
+# %% ../../nbs/10_toolloop.ipynb #0a3c4c7a
+@patch
+def initial(self: ToolLoop) -> LoopState: return self.State()
+
+@patch
+def apply(self: ToolLoop, s: LoopState, e: Event):
     k, d = e.kind, e.data
     if k == "loop.started": s.messages = list(d["messages"])
     elif k == "loop.replied": s.turns = d["turn"]; s.messages.append(d["message"])
@@ -59,17 +79,18 @@ def _apply(self: ToolLoop, s: LoopState, e: Event):
     elif k == "loop.answered": s.text, s.ended = d["text"], "answered"
     elif k == "loop.max_turns": s.ended = "max_turns"
 
-def _result(self: ToolLoop, s: LoopState) -> dict:
-    return {"text": s.text, "turns": s.turns, "messages": s.messages}
-
-ToolLoop.initial, ToolLoop.apply, ToolLoop.result = _initial, _apply, _result
+@patch
+def result(self: ToolLoop, s: LoopState) -> dict:
+    return {"text": s.text, "answer": s.text, "turns": s.turns, "messages": s.messages}
 
 # %% ../../nbs/10_toolloop.ipynb #0e92b1da
-async def _run(self: ToolLoop, ctx: Context) -> Status | None:
+@patch
+async def run(self: ToolLoop, ctx: Context) -> Status | None:
     ctx.emit("loop.started", messages=[m.model_dump(mode="json", exclude_defaults=True) for m in self.opening(ctx)])
     for turn in range(1, self.max_turns + 1):
         offered = self.offer(ctx)
-        request = LLMRequest(messages=self.conversation(ctx), tools=offered, role=self.role)
+        request = LLMRequest(messages=self.conversation(ctx), tools=offered, role=self.role, model=self.agent_model,
+                             temperature=self.temperature, tool_choice=self.tool_choice if offered else None)
         r = await ctx.llm(request, key=f"loop/{turn}/llm", stream=self.stream)
         ctx.emit("loop.replied", turn=turn, message=r.message.model_dump(mode="json", exclude_defaults=True))
         if not r.tool_calls:
@@ -81,9 +102,8 @@ async def _run(self: ToolLoop, ctx: Context) -> Status | None:
     ctx.emit("loop.max_turns", turns=self.max_turns)
     return Status.NO_SOLUTION
 
-ToolLoop.run = _run
-
 # %% ../../nbs/10_toolloop.ipynb #55327135
+@patch
 def _notes(self: ToolLoop, ctx: Context) -> list[str]:
     "Notes for the system prompt: what `recall` finds for the task, and `input['reflections']`."
     inp = ctx.input
@@ -93,41 +113,44 @@ def with_notes(system: str, notes: list[str]) -> str:
     "A system prompt followed by a list of notes, when there are any."
     return system + ("\n\nNotes from earlier work:\n" + "\n".join(f"- {n}" for n in notes) if notes else "")
 
-def _opening(self: ToolLoop, ctx: Context) -> list[Message]:
+@patch
+def opening(self: ToolLoop, ctx: Context) -> list[Message]:
     inp = ctx.input
     if "messages" in inp: msgs = [Message.model_validate(m) for m in inp["messages"]]
     elif "task" in inp: msgs = [Message(role="user", content=str(inp["task"]))]
     else: raise ValueError(f"{type(self).__name__} needs input['task'] or input['messages'], got keys {sorted(inp)}")
     if msgs and msgs[0].role == "system": return msgs
-    return [Message(role="system", content=with_notes(self.system, self._notes(ctx)))] + msgs
+    return [Message(role="system", content=with_notes(self.agent_prompt, self._notes(ctx)))] + msgs
 
+@patch
 def _registry(self: ToolLoop, ctx: Context) -> ToolRegistry:
     if self.registry is not None: return self.registry
     h = ctx.handler("tool")
     return h.registry if h is not None else ToolRegistry()
 
-def _offer(self: ToolLoop, ctx: Context) -> list[ToolSpec]:
+@patch
+def offer(self: ToolLoop, ctx: Context) -> list[ToolSpec]:
     reg = self._registry(ctx)
     return reg.specs(self.tools) if len(reg) else []
 
-def _conversation(self: ToolLoop, ctx: Context) -> list[Message]:
+@patch
+def conversation(self: ToolLoop, ctx: Context) -> list[Message]:
     return [Message.model_validate(m) for m in ctx.state.messages]
 
-ToolLoop._notes, ToolLoop.opening, ToolLoop._registry, ToolLoop.offer, ToolLoop.conversation = _notes, _opening, _registry, _offer, _conversation
-
 # %% ../../nbs/10_toolloop.ipynb #7d2c730d
-async def _call(self: ToolLoop, ctx: Context, call: ToolCall, turn: int, offered: set[str], index: int) -> ToolResult:
+@patch
+async def call(self: ToolLoop, ctx: Context, call: ToolCall, turn: int, offered: set[str], index: int) -> ToolResult:
     if call.name not in offered:
         return ToolResult(call_id=call.id, name=call.name, error="UnknownTool",
                           content=f"UnknownTool: {call.name!r} is not available here; available: {sorted(offered)}")
     try: return await ctx.tool(call, key=f"loop/{turn}/tool/{index}")
     except EffectFailed as e: return ToolResult(call_id=call.id, name=call.name, error="ToolError", content=f"ToolError: {e.error}")
 
-async def _run_calls(self: ToolLoop, ctx: Context, turn: int, calls: list[ToolCall], offered: set[str]) -> list[ToolResult]:
+@patch
+async def run_calls(self: ToolLoop, ctx: Context, turn: int, calls: list[ToolCall], offered: set[str]) -> list[ToolResult]:
     "Run a turn's tool calls together; results come back in the calls' order."
     return await ctx.gather(*[self.call(ctx, c, turn, offered, i) for i, c in enumerate(calls)])
 
-def _after_calls(self: ToolLoop, ctx: Context, turn: int, calls: list[ToolCall], results: list[ToolResult]) -> None:
+@patch
+def after_calls(self: ToolLoop, ctx: Context, turn: int, calls: list[ToolCall], results: list[ToolResult]) -> None:
     "Nothing, for a plain loop; Swarm records its hand-off here."
-
-ToolLoop.call, ToolLoop.run_calls, ToolLoop.after_calls = _call, _run_calls, _after_calls

@@ -15,14 +15,18 @@ from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel
 
+from fastcore.basics import patch
+
+from .common import apply_events
 from ..events import Event
 from ..llm import LLMRequest, Message, system, user
-from ..runtime import Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status
+from ..runtime import (Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status, check_bool, check_choice,
+                                   check_float, check_int, check_str)
 
 # %% auto #0
 __all__ = ['PROPOSER_PROMPT', 'PROPOSER_LIST_PROMPT', 'EVALUATOR_PROMPT', 'VOTER_PROMPT', 'SYNTHESIZER_PROMPT', 'HOOKS',
-           'default_prompts', 'parse_score', 'ThoughtNode', 'ToTState', 'ToTPrompts', 'TreeOfThoughts', 'NoThoughts',
-           'ScorerError']
+           'default_prompts', 'parse_score', 'ThoughtNode', 'ToTState', 'ToTPrompts', 'TreeOfThoughts', 'final_beam',
+           'NoThoughts', 'ScorerError']
 
 # %% ../../nbs/14_tot.ipynb #44ecb172
 _NUMBER = r"(?<![-\d.])(\d+(?:\.\d+)?)(?:\s*(?:/|\bout\s+of\b)\s*(\d+(?:\.\d+)?)|\s*(%))?"
@@ -211,18 +215,10 @@ default_prompts = ToTPrompts()
 # %% ../../nbs/14_tot.ipynb #5c6c00d0
 _GENERATE, _EVALUATE, _SELECT = ("sample", "sample_n", "propose"), ("value", "vote"), ("greedy", "sample")
 
-def _whole(name: str, v, lo: int, hi: int | None = None) -> None:
-    if not isinstance(v, int) or isinstance(v, bool): raise ValueError(f"TreeOfThoughts: {name} must be an integer, got {v!r}")
-    if v < lo: raise ValueError(f"TreeOfThoughts: {name} = {v} is below the minimum of {lo}")
-    if hi is not None and v > hi: raise ValueError(f"TreeOfThoughts: {name} = {v} exceeds the limit of {hi}")
-
 def _score_bound(name: str, v) -> None:
     if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= 10:
         raise ValueError(f"TreeOfThoughts: {name} = {v!r} is outside the 0-10 score scale "
                          "(for a threshold on a 0-1 scale, multiply it by 10)")
-
-def _choice(name: str, v, allowed: tuple) -> None:
-    if v not in allowed: raise ValueError(f"TreeOfThoughts: {name} = {v!r} is not one of {', '.join(map(repr, allowed))}")
 
 # %% ../../nbs/14_tot.ipynb #65d0a5ed
 class TreeOfThoughts(Algorithm):
@@ -231,7 +227,7 @@ class TreeOfThoughts(Algorithm):
 
     def __init__(self, depth: int = 3,  # levels of steps (1-8)
                  width: int = 2,  # beam width: nodes kept per level
-                 branching: int = 3,  # next steps proposed per beam node (width * branching <= 25)
+                 branching: int = 3,  # next steps per beam node (width * branching <= 25); "propose": the most kept from one reply, up to 25
                  stop_score: float | None = 9.0,  # stop once the best node scores this much (0-10); None: never
                  min_score: float = 0.0,  # candidates scoring below this are pruned even when the beam has room
                  parallel: bool = True,  # run a level's calls together; False: strictly one at a time
@@ -251,18 +247,22 @@ class TreeOfThoughts(Algorithm):
                  prompts: Any = None,  # prompt hooks (any object or dict with some of `HOOKS`)
                  score_scale: float = 10.0):  # the scale the evaluator is asked for: 10 (0-10), or 1 for a 0-1 prompt
         params = {k: v for k, v in locals().items() if k != "self"}
-        _whole("depth", depth, 1, 8); _whole("width", width, 1); _whole("branching", branching, 1)
-        if width * branching > 25:
-            raise ValueError(f"TreeOfThoughts: width * branching = {width * branching} exceeds the limit of 25")
-        _whole("n_evaluate", n_evaluate, 1, 20)
+        n = "TreeOfThoughts"
+        check_int(n, "depth", depth, 1, 8); check_int(n, "width", width, 1, 25); check_int(n, "branching", branching, 1, 25)
+        check_choice(n, "generate", generate, _GENERATE)
+        if generate != "propose" and width * branching > 25:  # propose: one call per node, keeping at most `branching` steps of its list
+            raise ValueError(f"TreeOfThoughts: width * branching = {width * branching} exceeds the limit of 25 (in {generate!r} mode)")
+        check_int(n, "n_evaluate", n_evaluate, 1, 20)
+        check_bool(n, "parallel", parallel); check_bool(n, "synthesize", synthesize)
+        check_float(n, "temperature", temperature, 0, 2, none=True)
+        for k in ("proposer_prompt", "evaluator_prompt", "synthesizer_prompt", "proposer_model", "evaluator_model", "synthesizer_model"):
+            check_str(n, k, params[k], none=True)
         if stop_score is not None: _score_bound("stop_score", stop_score)
         _score_bound("min_score", min_score)
-        _choice("generate", generate, _GENERATE); _choice("evaluate", evaluate, _EVALUATE); _choice("select", select, _SELECT)
+        check_choice(n, "evaluate", evaluate, _EVALUATE); check_choice(n, "select", select, _SELECT)
         if scorer is not None and not callable(scorer): raise ValueError("TreeOfThoughts: scorer must be a function (task, path) -> score")
         if scorer is not None and evaluate == "vote":
             raise ValueError("TreeOfThoughts: scorer replaces the evaluator calls, so it cannot be combined with evaluate='vote'")
-        if temperature is not None and not (isinstance(temperature, (int, float)) and temperature >= 0):
-            raise ValueError(f"TreeOfThoughts: temperature = {temperature!r} must be a number >= 0")
         if isinstance(score_scale, bool) or not isinstance(score_scale, (int, float)) or not 0 < score_scale < float("inf"):
             raise ValueError(f"TreeOfThoughts: score_scale = {score_scale!r} must be a positive number "
                              "(10 for an evaluator asked for 0-10, 1 for 0-1)")
@@ -275,11 +275,12 @@ class TreeOfThoughts(Algorithm):
         self.max_calls = proposals + scores + int(synthesize)
 
 # %% ../../nbs/14_tot.ipynb #ed858bd1
-def _initial(self: TreeOfThoughts) -> ToTState: return ToTState()
+@patch
+def initial(self: TreeOfThoughts) -> ToTState: return ToTState()
 
-def _apply(self: TreeOfThoughts, state: ToTState, event: Event) -> None:
-    f = _TOT_EVENTS.get(event.kind)
-    if f is not None: f(state, event.data)
+@patch
+def apply(self: TreeOfThoughts, state: ToTState, event: Event) -> None:
+    apply_events(_TOT_EVENTS, state, event)
 
 def _best(s: ToTState, ids: list[str]) -> str | None:
     "The best of `ids`: highest score, then first in tree order."
@@ -291,19 +292,24 @@ def _best_so_far(s: ToTState) -> str | None:
     live = [i for i in s.candidates if s.nodes[i].status != "pruned"]
     return _best(s, [i for i in live if s.nodes[i].score is not None]) or _best(s, live)  # scored first, else proposed
 
-def _result(self: TreeOfThoughts, s: ToTState) -> dict:
+def final_beam(s: ToTState) -> list[dict]:
+    "The beam's complete answers, best first: {node, answer, path, score}, for any-of-k and top-1 metrics."
+    return [{"node": i, "answer": s.nodes[i].answer, "path": s.steps(i), "score": s.nodes[i].score}
+            for i in s.beam if i in s.nodes and s.nodes[i].final]
+
+@patch
+def result(self: TreeOfThoughts, s: ToTState) -> dict:
     w = _best_so_far(s)
     if w is None: return {"answer": None, "score": None, "path": [], "depth": 0, "explored": len(s.nodes) - 1 if s.nodes else 0,
-                          "node": None, "stopped": s.stopped}
+                          "node": None, "stopped": s.stopped, "beam": []}
     node = s.nodes[w]
     answer = s.answer if s.answer is not None else node.answer if node.final else node.text
     return {"answer": answer, "score": node.score, "path": s.steps(w), "depth": node.depth,
-            "explored": len(s.nodes) - 1, "node": w, "stopped": s.stopped}
-
-TreeOfThoughts.initial, TreeOfThoughts.apply, TreeOfThoughts.result = _initial, _apply, _result
+            "explored": len(s.nodes) - 1, "node": w, "stopped": s.stopped, "beam": final_beam(s)}
 
 # %% ../../nbs/14_tot.ipynb #ac8ee599
-async def _run(self: TreeOfThoughts, ctx: Context) -> Status | None:
+@patch
+async def run(self: TreeOfThoughts, ctx: Context) -> Status | None:
     task = _task_of(ctx.input)
     ctx.emit("tot.started", task=task, **self._settings())
     s = ctx.state
@@ -325,8 +331,6 @@ async def _run(self: TreeOfThoughts, ctx: Context) -> Status | None:
             break
     return await self.finish(ctx, task)
 
-TreeOfThoughts.run = _run
-
 # %% ../../nbs/14_tot.ipynb #0257146d
 class NoThoughts(RuntimeError):
     "A level of the search had no usable proposals: every call failed or came back empty."
@@ -335,13 +339,13 @@ def _task_of(input: dict) -> str:
     if "task" not in input: raise ValueError("TreeOfThoughts needs input['task']: the problem to solve")
     return str(input["task"])
 
+@patch
 def _settings(self: TreeOfThoughts) -> dict:
     return {k: getattr(self, k) for k in ("depth", "width", "branching", "stop_score", "min_score", "generate",
                                           "evaluate", "select", "n_evaluate", "synthesize")} | {"scorer": self.scorer is not None}
 
-TreeOfThoughts._settings = _settings
-
 # %% ../../nbs/14_tot.ipynb #61e95ac9
+@patch
 async def _calls(self: TreeOfThoughts, ctx: Context, jobs: list[Callable]) -> list:
     "Run zero-argument coroutine functions; failures come back in place, a budget stop after the rest."
     async def one(job):
@@ -359,11 +363,13 @@ def _raise_stop(results: list) -> None:
     stop = next((r for r in results if isinstance(r, Cancelled)), None) or next((r for r in results if isinstance(r, BudgetExhausted)), None)
     if stop is not None: raise stop
 
+@patch
 def _hook(self: TreeOfThoughts, name: str) -> Callable:
     p = self.prompts
     f = p.get(name) if isinstance(p, Mapping) else getattr(p, name, None) if p is not None else None
     return f if f is not None else getattr(self._defaults, name)
 
+@patch
 async def _ask(self: TreeOfThoughts, ctx: Context, prompt, *, key: str, role: str, n: int = 1):
     "One model call for `role`: the hook's prompt, the role's system prompt, model and sampling options."
     if isinstance(prompt, str):
@@ -377,10 +383,9 @@ async def _ask(self: TreeOfThoughts, ctx: Context, prompt, *, key: str, role: st
     if self.temperature is not None: fields["temperature"] = self.temperature
     return await ctx.llm(prompt, key=key, **fields)
 
-TreeOfThoughts._calls, TreeOfThoughts._hook, TreeOfThoughts._ask = _calls, _hook, _ask
-
 # %% ../../nbs/14_tot.ipynb #0d19636e
-async def _propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
+@patch
+async def propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
     "Ask for the frontier's next steps and record them as `tot.proposed` events, in tree order."
     s = ctx.state
     if self.generate == "sample":  # one call per child: tot/n.1.2/propose
@@ -403,23 +408,22 @@ async def _propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: i
             if first != node: ctx.emit("tot.pruned", node=node, reason="duplicate", score=None)
     _raise_stop(replies)
 
-TreeOfThoughts.propose_level = _propose_level
-
 # %% ../../nbs/14_tot.ipynb #fe9d5b6f
+@patch
 def _proposal_prompt(self: TreeOfThoughts, task: str, path: list[str]):
     if self.generate == "propose": return self._hook("propose_prompt")(task, path, self.branching)
     return self._hook("step_prompt")(task, path)
 
+@patch
 def _children(self: TreeOfThoughts, task: str, path: list[str], parent: str, child: str | None, reply) -> list[tuple[str, str | None]]:
     "The (node id, step) pairs one reply brings; a step of None is unusable."
     if self.generate == "propose": steps = self._hook("parse_steps")(task, path, reply.text, self.branching)[:self.branching] or [None]
     else: steps = [self._hook("parse_step")(task, path, t) for t in reply.texts[:self.branching]]
     return [(child, steps[0])] if child else [(f"{parent}.{i}", t) for i, t in enumerate(steps, 1)]
 
-TreeOfThoughts._proposal_prompt, TreeOfThoughts._children = _proposal_prompt, _children
-
 # %% ../../nbs/14_tot.ipynb #3e3aaa27
-async def _evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
+@patch
+async def evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
     "Score this level's candidates and record them as `tot.evaluated` events, in candidate order."
     s = ctx.state
     todo = [i for i in s.candidates if s.nodes[i].score is None or self.evaluate == "vote"]
@@ -449,12 +453,11 @@ async def _evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: 
         for i, v in zip(todo, votes):
             ctx.emit("tot.evaluated", node=i, score=round(10 * v / len(r.texts), 6), how="votes", votes=v)
 
-TreeOfThoughts.evaluate_level = _evaluate_level
-
 # %% ../../nbs/14_tot.ipynb #15a62283
 class ScorerError(ValueError):
     "A code scorer raised, or returned something other than a number from 0 to 10."
 
+@patch
 async def _code_score(self: TreeOfThoughts, task: str, path: list[str], node: str) -> float:
     "The scorer's score for `node`: a number from 0 to 10, or a ScorerError naming the scorer, the value and the node."
     name = getattr(self.scorer, "__name__", None) or type(self.scorer).__name__
@@ -465,8 +468,6 @@ async def _code_score(self: TreeOfThoughts, task: str, path: list[str], node: st
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 10:  # nan fails 0 <= v
         raise ScorerError(f"TreeOfThoughts: scorer {name} returned {v!r} for node {node}; a scorer returns a number from 0 to 10")
     return float(v)
-
-TreeOfThoughts._code_score = _code_score
 
 # %% ../../nbs/14_tot.ipynb #91f1b12f
 def _draw(rng, ids: list[str], weights: list[float], k: int) -> list[str]:
@@ -482,7 +483,8 @@ def _draw(rng, ids: list[str], weights: list[float], k: int) -> list[str]:
     return out
 
 # %% ../../nbs/14_tot.ipynb #3af46137
-def _select_level(self: TreeOfThoughts, ctx: Context, level: int) -> bool:
+@patch
+def select_level(self: TreeOfThoughts, ctx: Context, level: int) -> bool:
     "Keep the best `width` candidates; record `tot.pruned` for the rest and `tot.selected`; False if none survive."
     s = ctx.state
     score = lambda i: s.nodes[i].score or 0.0
@@ -497,10 +499,9 @@ def _select_level(self: TreeOfThoughts, ctx: Context, level: int) -> bool:
     if keep: ctx.emit("tot.selected", level=level, beam=keep)
     return bool(keep)
 
-TreeOfThoughts.select_level = _select_level
-
 # %% ../../nbs/14_tot.ipynb #f4222e90
-async def _finish(self: TreeOfThoughts, ctx: Context, task: str) -> Status | None:
+@patch
+async def finish(self: TreeOfThoughts, ctx: Context, task: str) -> Status | None:
     s = ctx.state
     stopped = s.stopped or "last_level"
     w = s.winner or (s.beam[0] if s.beam and s.beam[0] != "n" else None)
@@ -518,5 +519,3 @@ async def _finish(self: TreeOfThoughts, ctx: Context, task: str) -> Status | Non
             ctx.emit("tot.synthesized", node=w, answer=said or None, error=None if said else "empty reply")
             answer = said or answer
     ctx.emit("tot.completed", winner=w, answer=answer, score=node.score, stopped=stopped)
-
-TreeOfThoughts.finish = _finish

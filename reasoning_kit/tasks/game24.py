@@ -1,4 +1,4 @@
-"""The puzzle Tree of Thoughts was first shown on: an exact checker (with failure messages a model can act on), a solver, the puzzle set, and prompts in the paper's format.
+"""The puzzle Tree of Thoughts was first shown on: an exact checker (with failure messages a model can act on), a solver, the puzzle set, and prompts of its own in the paper's format.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/game24.html.md"""
 
@@ -22,7 +22,7 @@ from ..llm import LLMRequest, Message, user
 # %% auto #0
 __all__ = ['PROPOSE_PROMPT', 'ANSWER_PROMPT', 'VALUE_PROMPT', 'JUDGE_PROMPT', 'VALUES', 'prompts', 'parse_puzzle',
            'eval_arithmetic', 'verdict', 'expression_of', 'check', 'puzzle_numbers', 'check_24', 'solve', 'solvable',
-           'load', 'generate', 'fmt', 'left', 'final_answer', 'Game24Prompts', 'oracle']
+           'load', 'generate', 'puzzles', 'fmt', 'left', 'final_answer', 'Game24Prompts', 'oracle']
 
 # %% ../../nbs/09_game24.ipynb #841a9c64
 def parse_puzzle(puzzle: str | list[int] | tuple[int, ...]) -> tuple[int, ...]:
@@ -136,6 +136,13 @@ def generate(n: int, seed: int = 0, low: int = 1, high: int = 13) -> list[str]:
         p = " ".join(map(str, sorted(rng.randint(low, high) for _ in range(4))))
         if p not in out and solvable(parse_puzzle(p)): out.append(p)  # cached: a repeat costs nothing
     raise ValueError(f"found only {len(out)} different solvable puzzles from {low} to {high}, not {n}")
+
+# %% ../../nbs/09_game24.ipynb #e34c9977
+from importlib.resources import files
+
+def puzzles(start: int = 0, stop: int | None = None) -> list[str]:
+    "The paper's Game of 24 puzzles (package data, easiest first), rows `start` to `stop`; 900-1000 is its test set."
+    return load(files("reasoning_kit.tasks") / "data" / "24.csv", start, stop)
 
 # %% ../../nbs/09_game24.ipynb #9010bb6c
 PROPOSE_PROMPT = """Input: 3 5 6 9
