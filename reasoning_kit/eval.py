@@ -8,6 +8,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/eval.html.md"""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import sys
 import time
 from collections import Counter
@@ -19,7 +20,7 @@ from pydantic import BaseModel, Field, computed_field
 from .runtime import Algorithm, Budget, Engine, Outcome, Status, check_int
 
 # %% auto #0
-__all__ = ['Row', 'Report', 'on_answer', 'evaluate', 'evaluate_sync', 'Comparison', 'compare']
+__all__ = ['Row', 'Report', 'answer_of', 'on_answer', 'evaluate', 'evaluate_sync', 'Comparison', 'compare']
 
 # %% ../nbs/33_eval.ipynb #e3388c1a
 class Row(BaseModel):
@@ -29,7 +30,11 @@ class Row(BaseModel):
     status: str  # a `Status` value
     value: dict  # the algorithm's result
     correct: bool  # what `check` said (False when the run or the check failed)
-    calls: int
+    calls: int  # model calls sent to the model (cache hits and replayed calls excluded)
+    cached: int = 0  # model calls answered by a cache
+    answer: str | None = None  # the answer the algorithm gave (its result's `answer`)
+    top1: bool | None = None  # the beam's best candidate checked (None when the result has no `beam`)
+    any_of_beam: bool | None = None  # some candidate of the beam checked correct (None without a `beam`)
     tokens: int
     cost: float  # dollars
     seconds: float  # wall-clock time of this run (the one field that varies between identical runs)
@@ -37,6 +42,10 @@ class Row(BaseModel):
     log: str | None = None  # path of the run's log (JSON Lines), when `logs_dir` was given
 
 # %% ../nbs/33_eval.ipynb #ae753117
+def _rate(xs: list[bool | None]) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+
 class Report(BaseModel):
     "The rows of an evaluation, in input order, and their totals."
     label: str  # a name for this configuration in comparisons
@@ -54,6 +63,18 @@ class Report(BaseModel):
     def mean_calls(self) -> float: return sum(r.calls for r in self.rows) / len(self.rows) if self.rows else 0.0
     @computed_field
     @property
+    def total_calls(self) -> int: return sum(r.calls for r in self.rows)
+    @computed_field
+    @property
+    def total_cached(self) -> int: return sum(r.cached for r in self.rows)
+    @computed_field
+    @property
+    def top1(self) -> float | None: return _rate([r.top1 for r in self.rows])
+    @computed_field
+    @property
+    def any_of_beam(self) -> float | None: return _rate([r.any_of_beam for r in self.rows])
+    @computed_field
+    @property
     def total_tokens(self) -> int: return sum(r.tokens for r in self.rows)
     @computed_field
     @property
@@ -67,15 +88,24 @@ class Report(BaseModel):
     def __repr__(self):
         n = len(self.rows)
         return (f"Report({self.label}: {sum(r.correct for r in self.rows)}/{n} correct ({self.accuracy:.0%}), "
-                f"{self.mean_calls:.1f} calls per item, ${self.total_cost:.4f}, {self.statuses})")
+                f"{self.mean_calls:.1f} calls per item, "
+                f"{self.total_cached} cached, ${self.total_cost:.4f}, {self.statuses})")
     __str__ = __repr__
 
 # %% ../nbs/33_eval.ipynb #5d37e5c9
+def answer_of(value: dict) -> str | None:
+    "The answer of an algorithm's result: `answer`; for logs older than that key, Reflexion's `candidate` or ToolLoop's `text`."
+    if not isinstance(value, dict): return None
+    for k in ("answer", "candidate", "text"):
+        if value.get(k) is not None: return value[k]
+    return None
+
 def on_answer(check: Callable[[Any, Any], bool],  # a checker of (answer, task)
               answer: str = "answer",  # the field of the algorithm's result to check
               task: str = "task") -> Callable[[dict, dict], bool]:  # the field of the input it is checked against
     "A `check(value, input)` for `evaluate` from a checker of `(value[answer], input[task])`."
-    def checked(value: dict, input: dict) -> bool: return bool(check(value.get(answer), input.get(task)))
+    def checked(value: dict, input: dict) -> bool:
+        return bool(check(answer_of(value) if answer == "answer" else value.get(answer), input.get(task)))
     checked.__name__ = f"on_answer({getattr(check, '__name__', 'check')})"
     return checked
 
@@ -104,22 +134,47 @@ class _Progress:
         else: self.stream.write(("\r" if self.tty else "") + self.line() + "\n"); self.stream.flush()
 
 # %% ../nbs/33_eval.ipynb #d0e047fa
+def _cached(out: Outcome) -> int:
+    "Model calls a cache answered: the Outcome's `cached` when it has one, else `llm.result` events marked `served`."
+    c = getattr(out, "cached", None)
+    if isinstance(c, dict): c = c.get("llm", sum(c.values()))
+    if isinstance(c, int): return c
+    return sum(1 for e in out.log if e.kind == "llm.result" and "served" in e.data and not e.data.get("replayed"))
+
+def _beam(check, value: dict, input: dict) -> tuple[bool | None, bool | None]:
+    "(top1, any_of_beam): the check on the beam's candidates, best first; (None, None) without a beam."
+    beam = value.get("beam") if isinstance(value, dict) else None
+    if not isinstance(beam, list) or not beam: return None, None
+    ok = [bool(check({**value, "answer": b.get("answer")}, input)) for b in beam]
+    return ok[0], any(ok)
+
+def _takes_item(factory) -> bool:
+    "Does the engine factory take the item (`factory(item)`) or nothing (`factory()`)?"
+    try: ps = [p for p in inspect.signature(factory).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    except (TypeError, ValueError): return False
+    return bool(ps) and (ps[0].kind == ps[0].VAR_POSITIONAL or ps[0].default is ps[0].empty)
+
 async def _one(engine_or_factory, algorithm: Algorithm, i: int, input: dict, check, budget: Budget | None,
                logs_dir: Path | None) -> tuple[Row, Outcome | None]:
     t0, out, error, correct = time.monotonic(), None, None, False
     try:
         if isinstance(engine_or_factory, Engine): out = await engine_or_factory.run(algorithm, input, budget=budget)
         else:
-            async with engine_or_factory() as engine: out = await engine.run(algorithm, input, budget=budget)
+            engine = engine_or_factory(input) if _takes_item(engine_or_factory) else engine_or_factory()
+            async with engine: out = await engine.run(algorithm, input, budget=budget)
     except Exception as e: error = f"{type(e).__name__}: {e}"
     seconds = round(time.monotonic() - t0, 6)
     if out is None:
         return Row(index=i, input=input, status=Status.FAILED.value, value={}, correct=False, calls=0, tokens=0,
                    cost=0.0, seconds=seconds, error=error), None
-    try: correct = bool(check(out.value, input))
+    top1 = any_of_beam = None
+    try: correct = bool(check(out.value, input)); top1, any_of_beam = _beam(check, out.value, input)
     except Exception as e: error = f"check: {type(e).__name__}: {e}"
+    cached = _cached(out)
     log = str(out.log.write(logs_dir / f"{i:04d}.jsonl")) if logs_dir is not None else None
-    return Row(index=i, input=input, status=out.status.value, value=out.value, correct=correct, calls=out.calls,
+    return Row(index=i, input=input, status=out.status.value, value=out.value, correct=correct,
+               calls=max(out.calls - cached, 0) if not hasattr(out, "cached") else out.calls, cached=cached,
+               answer=answer_of(out.value), top1=top1, any_of_beam=any_of_beam,
                tokens=out.state.tokens, cost=out.state.cost, seconds=seconds, error=out.error or error, log=log), out
 
 # %% ../nbs/33_eval.ipynb #718736a2
@@ -131,7 +186,7 @@ def _inputs(tasks: Iterable) -> list[dict]:
         out.append(t)
     return out
 
-async def evaluate(engine: Engine | Callable[[], Engine],  # an Engine shared by all items, or a function making one per item
+async def evaluate(engine: Engine | Callable[..., Engine],  # an Engine shared by all items, or `factory()` / `factory(item)` making one per item
                    algorithm: Algorithm,  # run on every input
                    tasks: Iterable[dict | str],  # the inputs; a string s means {"task": s}
                    *, check: Callable[[dict, dict], bool],  # check(result, input) -> correct? (deterministic)
