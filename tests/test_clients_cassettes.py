@@ -128,7 +128,10 @@ def test_the_cache_serves_repeats_and_survives_a_cut_last_line(tmp_path):
     model = FakeLLMClient(weather_model)
     a = run(weather(CachedClient(model, path)))
     b = run(weather(CachedClient(model, path)))
-    assert model.calls == 2 and events(a) == events(b)
+    assert model.calls == 2 and not a.cached and b.cached == {"llm": 2}  # the second run's calls were served by the cache
+    served = [e.data.get("served") for e in b.log if e.kind == "llm.result"]
+    assert served == ["cache", "cache"] and b.calls == 0  # logged as served, not counted as model calls
+    assert events(a) == [x.replace(', "served": "cache"', "") for x in events(b)]
     with open(path, "a") as f: f.write('{"key": "abc", "st')
     c = CachedClient(model, path)
     assert len(c.entries) == 2 and run(weather(c)).value == a.value and model.calls == 2

@@ -118,7 +118,7 @@ def test_start_a_run_see_it_running_then_done():
             return st, client
 
     st, client = run(go())
-    assert st["status"] == "ok" and st["value"] == {"candidate": "42 km", "trials": 2, "reflections": ["State the unit."], "passed": True}
+    assert st["status"] == "ok" and st["value"] == {"candidate": "42 km", "trials": 2, "reflections": ["State the unit."], "passed": True, "answer": "42 km"}
     assert st["calls"] == 3 == client.calls and st["usage"]["prompt_tokens"] > 0
 
 
@@ -312,7 +312,8 @@ def test_server_options_are_checked():
             return (await c.get("/algorithms")).json(), (await c.post("/runs", json={"algorithm": "debate"})).json()
 
     listed, refused = run(go())
-    assert listed == {"algorithms": {"reflexion": {"parameters": ["validator", "max_trials", "keep_reflections", "actor", "critic", "reflector"],
+    assert listed == {"algorithms": {"reflexion": {"parameters": ["validator", "max_trials", "keep_reflections", "actor_prompt", "critic_prompt",
+                                                                  "reflector_prompt", "actor_model", "critic_model", "reflector_model", "temperature"],
                                                    "conversational": False}}}
     assert refused["error"] == "unknown algorithm 'debate'; known: ['reflexion']"
 

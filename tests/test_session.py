@@ -352,7 +352,7 @@ def test_turn_and_session_budgets():
     assert [(o.status, o.calls) for o in outs] == [(Status.BUDGET_EXHAUSTED, 2), (Status.BUDGET_EXHAUSTED, 2),
                                                    (Status.BUDGET_EXHAUSTED, 1), (Status.BUDGET_EXHAUSTED, 0)]
     assert outs[3].error == "session budget spent: 5 of 5 calls used" and client.calls == 5
-    assert len(s.turns) == 3 and outs[3].value == {"text": None, "turns": 0, "messages": []}
+    assert len(s.turns) == 3 and outs[3].value == {"text": None, "turns": 0, "messages": [], "answer": None}
     assert all(o.error is None for o in outs[:3])
 
 
