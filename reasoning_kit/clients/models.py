@@ -16,7 +16,7 @@ from ..llm import Usage, register_model_provider
 
 # %% auto #0
 __all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'PRICES', 'Provider', 'register_provider', 'client_for', 'ModelRef',
-           'parse_model', 'wire_model', 'Secret', 'Settings', 'Price', 'set_price', 'price_for', 'cost_of']
+           'parse_model', 'wire_model', 'Secret', 'Settings', 'scrub', 'Price', 'set_price', 'price_for', 'cost_of']
 
 # %% ../../nbs/06a_models.ipynb #29a8e638
 @dataclass(frozen=True)
@@ -27,14 +27,15 @@ class Provider:
     base_url: str
     key_env: str | None  # environment variable with the API key; None: no key needed
     base_url_env: str | None = None  # environment variable that moves base_url, as in the official SDKs
+    native_n: bool = True  # the server accepts n > 1 (llama-server does not)
 
 PROVIDERS: dict[str, Provider] = {}
 
 def register_provider(name: str, wire: str, base_url: str, key_env: str | None = None,
-                      base_url_env: str | None = None) -> Provider:
+                      base_url_env: str | None = None, native_n: bool = True) -> Provider:
     "Add (or replace) a provider usable in model strings as `name:MODEL`."
     if wire not in ("openai", "anthropic"): raise ValueError(f"wire must be 'openai' or 'anthropic', not {wire!r}")
-    PROVIDERS[name] = p = Provider(name, wire, base_url.rstrip("/"), key_env, base_url_env)
+    PROVIDERS[name] = p = Provider(name, wire, base_url.rstrip("/"), key_env, base_url_env, native_n)
     register_model_provider(name, client_for)  # so LLMHandler("NAME:MODEL") finds it
     return p
 
@@ -52,6 +53,7 @@ for _p in [("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "
            ("lmstudio", "openai", "http://127.0.0.1:1234/v1", None),
            ("litellm", "openai", "http://127.0.0.1:4000/v1", "LITELLM_API_KEY")]:
     register_provider(*_p)
+register_provider("llamacpp", "openai", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", native_n=False)  # llama-server: "'n' must be 1"
 
 
 # %% ../../nbs/06a_models.ipynb #f3c46c01
@@ -98,6 +100,25 @@ class Settings:
     cache: str | None = field(default_factory=lambda: os.environ.get("REASONING_KIT_CACHE"))  # wrap every such client in CachedClient(cache)
 
 settings = Settings()
+
+
+# %% ../../nbs/06a_models.ipynb #48fd4c4a
+def scrub(text: str, secrets, run: int = 8) -> str:
+    "`text` with each secret, and every `run` consecutive characters of one, replaced by `***`."
+    spans = []
+    for v in secrets:
+        if not v or len(v) < 4: continue
+        n = min(run, len(v))
+        for g in {v[i:i + n] for i in range(len(v) - n + 1)}:
+            at = text.find(g)
+            while at != -1: spans.append((at, at + n)); at = text.find(g, at + 1)
+    merged: list[list[int]] = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]: merged[-1][1] = max(merged[-1][1], b)
+        else: merged.append([a, b])
+    out, last = [], 0
+    for a, b in merged: out += [text[last:a], "***"]; last = b
+    return "".join(out) + text[last:]
 
 
 # %% ../../nbs/06a_models.ipynb #71d0bd62

@@ -126,7 +126,7 @@ class LLMClient(Protocol):
     async def complete(self, request: LLMRequest, call=None) -> LLMResponse: ...  # `call`: the engine's effect call, or None
 
 # %% ../../nbs/01_llm.ipynb #c8b3721a
-MODEL_PROVIDERS: dict[str, Callable[[str], Any]] = {}  # provider name -> factory(model string) -> client
+MODEL_PROVIDERS: dict[str, Callable[[str], Any]] = {}  # provider name -> factory(model string, **options) -> client
 PROVIDER_GROUP = "reasoning_kit.providers"  # the entry point group searched for providers
 
 def register_model_provider(name: str, factory: Callable[[str], Any]) -> None:
@@ -144,15 +144,15 @@ def load_providers(group: str = PROVIDER_GROUP) -> list[str]:
 
 
 # %% ../../nbs/01_llm.ipynb #9338b217
-def resolve_model(model: str):
-    "A client for a model string, through the provider registry (entry points loaded on first need)."
+def resolve_model(model: str, **options):
+    "A client for a model string (with the factory's `options`), through the provider registry (entry points loaded on first need)."
     name = model.split("@")[0].split(":")[0]
     if name not in MODEL_PROVIDERS: load_providers()
     if name not in MODEL_PROVIDERS:
         raise LookupError(f"no model provider {name!r} for {model!r}: registered: {', '.join(sorted(MODEL_PROVIDERS)) or 'none'}. "
                           "Install reasoning_kit (its entry points register the HTTP providers), import reasoning_kit.clients, "
                           "or call register_model_provider")
-    return MODEL_PROVIDERS[name](model)
+    return MODEL_PROVIDERS[name](model, **options)
 
 
 # %% ../../nbs/01_llm.ipynb #d334462c
@@ -161,18 +161,27 @@ class LLMHandler:
     effect, request_type, result_type = "llm", LLMRequest, LLMResponse
 
     def __init__(self, client: LLMClient | str | None = None,  # the default client, or a model string
-                 routes: dict[str, LLMClient | str] | None = None):  # by request.model or request.role
+                 routes: dict[str, LLMClient | str | dict] | None = None,  # by request.model or request.role
+                 **client_options):  # for clients made from model strings: timeout=, max_retries=, requests_per_minute=...
         if client is None and not routes: raise ValueError("LLMHandler needs a client or routes")
-        self.client = _as_client(client) if client is not None else None
-        self.routes = {k: _as_client(v) for k, v in (routes or {}).items()}
+        self.client_options = client_options
+        self.client = self._as_client(client) if client is not None else None
+        self.routes = {k: self._as_client(v) for k, v in (routes or {}).items()}
 
     def attach(self, engine) -> LLMHandler:
         "Answer this engine's model calls; returns self."
         engine.attach(self.effect, self); return self
 
-def _as_client(c):
-    "A client, or a model string such as 'openai:gpt-4o-mini' resolved through the provider registry."
-    return resolve_model(c) if isinstance(c, str) else c
+@patch
+def _as_client(self: LLMHandler, c):
+    "A client; a model string such as 'openai:gpt-4o-mini'; or {'model': STRING, **options} (a role's own options)."
+    if isinstance(c, dict):
+        opts = dict(c); model = opts.pop("model", None)
+        if not isinstance(model, str): raise ValueError(f"LLMHandler: a route given as a dict needs 'model': a model string, got {c!r}")
+        return resolve_model(model, **{**self.client_options, **opts})
+    if isinstance(c, str): return resolve_model(c, **self.client_options)
+    if self.client_options and not hasattr(c, "complete"): raise TypeError(f"LLMHandler: {c!r} is not a client (no complete method)")
+    return c
 
 # %% ../../nbs/01_llm.ipynb #7365e30e
 @patch
@@ -180,7 +189,7 @@ def _client_for(self: LLMHandler, request: LLMRequest) -> LLMClient:
     if request.model is not None and request.model in self.routes: return self.routes[request.model]
     if request.role in self.routes: return self.routes[request.role]
     if request.model is not None and ":" in request.model.split("@")[0]:
-        self.routes[request.model] = c = _as_client(request.model)
+        self.routes[request.model] = c = self._as_client(request.model)
         return c
     if self.client is None: raise LookupError(f"no client for role {request.role!r} / model {request.model!r}")
     return self.client
