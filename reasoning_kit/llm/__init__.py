@@ -12,13 +12,13 @@ from importlib.metadata import entry_points
 from typing import Any, AsyncIterator, Callable, Literal, Protocol, runtime_checkable
 
 from fastcore.basics import patch
-from pydantic import BaseModel, Field
-
+from pydantic import BaseModel, Field, model_serializer
 
 # %% auto #0
-__all__ = ['Role', 'FinishReason', 'MODEL_PROVIDERS', 'PROVIDER_GROUP', 'ToolCall', 'Message', 'system', 'user', 'assistant',
-           'tool_result', 'ToolSpec', 'LLMRequest', 'Usage', 'Choice', 'LLMResponse', 'TextDelta', 'ToolCallDelta',
-           'LLMClient', 'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler', 'with_call_ids']
+__all__ = ['Role', 'FinishReason', 'MODEL_PROVIDERS', 'PROVIDER_GROUP', 'ToolCall', 'Message', 'drop_empty', 'system', 'user',
+           'assistant', 'tool_result', 'ToolSpec', 'LLMRequest', 'Usage', 'Choice', 'LLMResponse', 'TextDelta',
+           'ToolCallDelta', 'LLMClient', 'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler',
+           'with_call_ids']
 
 # %% ../../nbs/01_llm.ipynb #d59dbaaa
 Role = Literal["system", "user", "assistant", "tool"]
@@ -36,6 +36,16 @@ class Message(BaseModel):
     tool_calls: list[ToolCall] = []  # assistant messages only
     tool_call_id: str | None = None  # tool messages: the call this answers
     name: str | None = None  # tool messages: the tool's name
+    reasoning: str | None = None  # assistant: the model's reasoning text (`reasoning_content`, Anthropic thinking)
+    thinking: list[dict[str, Any]] = []  # assistant: Anthropic thinking blocks, sent back as they came on the next turn
+
+    @model_serializer(mode="wrap")
+    def _lean(self, handler):  # the optional extras are written only when present, so older logs and new ones read alike
+        return drop_empty(handler(self), ("reasoning", "thinking"))
+
+def drop_empty(d, fields) -> dict:
+    "`d` without the `fields` that are empty (None, 0, [], {})."
+    return {k: v for k, v in d.items() if not (k in fields and not v)} if isinstance(d, dict) else d
 
 # %% ../../nbs/01_llm.ipynb #467a60c9
 def system(content: str) -> Message: return Message(role="system", content=content)
@@ -76,18 +86,27 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     cached_tokens: int = 0  # part of prompt_tokens served from the provider's cache
     cost: float = 0.0  # in dollars, from the price table when the client knows the model
+    reasoning_tokens: int = 0  # part of completion_tokens the model spent reasoning
+
+    @model_serializer(mode="wrap")
+    def _lean(self, handler): return drop_empty(handler(self), ("reasoning_tokens",))
 
     @property
     def total_tokens(self) -> int: return self.prompt_tokens + self.completion_tokens
     def __add__(self, o: Usage) -> Usage:
         return Usage(prompt_tokens=self.prompt_tokens + o.prompt_tokens, completion_tokens=self.completion_tokens + o.completion_tokens,
-                     cached_tokens=self.cached_tokens + o.cached_tokens, cost=self.cost + o.cost)
+                     cached_tokens=self.cached_tokens + o.cached_tokens, cost=self.cost + o.cost,
+                     reasoning_tokens=self.reasoning_tokens + o.reasoning_tokens)
     def __radd__(self, o): return self if o == 0 else self.__add__(o)
 
 class Choice(BaseModel):
     "One sample of a response."
     message: Message
     finish_reason: FinishReason = "stop"
+    logprobs: Any = None  # the provider's token logprobs, when the request asked (e.g. extra={"logprobs": True})
+
+    @model_serializer(mode="wrap")
+    def _lean(self, handler): return drop_empty(handler(self), ("logprobs",))
 
 class LLMResponse(BaseModel):
     "What a model said: one choice per sample, with usage."
@@ -142,7 +161,6 @@ def load_providers(group: str = PROVIDER_GROUP) -> list[str]:
         names.append(ep.name)
     return names
 
-
 # %% ../../nbs/01_llm.ipynb #9338b217
 def resolve_model(model: str, **options):
     "A client for a model string (with the factory's `options`), through the provider registry (entry points loaded on first need)."
@@ -153,7 +171,6 @@ def resolve_model(model: str, **options):
                           "Install reasoning_kit (its entry points register the HTTP providers), import reasoning_kit.clients, "
                           "or call register_model_provider")
     return MODEL_PROVIDERS[name](model, **options)
-
 
 # %% ../../nbs/01_llm.ipynb #d334462c
 class LLMHandler:
@@ -217,7 +234,6 @@ def with_call_ids(response: LLMResponse, key: str) -> LLMResponse:
         for j, tc in enumerate(ch.message.tool_calls):
             if not tc.id: tc.id = f"{key}#{i}.{j}"
     return response
-
 
 # %% ../../nbs/01_llm.ipynb #ac35fc24
 @patch
