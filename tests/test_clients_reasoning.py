@@ -61,3 +61,40 @@ def test_a_reply_without_extras_serialises_as_before():
     d = LLMResponse.model_validate({"choices": [{"message": assistant("x").model_dump()}]}).model_dump(mode="json")
     assert set(d["choices"][0]) == {"message", "finish_reason"} and "reasoning" not in d["choices"][0]["message"]
     assert "reasoning_tokens" not in Usage().model_dump()
+
+
+# ---- structured output ----------------------------------------------------------------------------------------------
+import pytest  # noqa: E402
+from pydantic import BaseModel  # noqa: E402
+
+from reasoning_kit.clients import openai_body  # noqa: E402
+from reasoning_kit.llm import StructuredOutputError, parse_as, structured  # noqa: E402
+
+
+class Verdict(BaseModel):
+    score: int
+    reason: str
+
+
+def test_structured_output_on_both_wires():
+    req = structured(LLMRequest(messages=[user("Rate 4 4 6 8")]), Verdict)
+    ob = openai_body(req, "gpt-4o-mini")
+    assert ob["response_format"]["type"] == "json_schema" and ob["response_format"]["json_schema"]["name"] == "Verdict"
+    assert ob["response_format"]["json_schema"]["schema"]["required"] == ["score", "reason"]
+    ab = anthropic_body(req, "claude-haiku-4-5")
+    assert ab["tools"][-1]["name"] == "Verdict" and ab["tool_choice"] == {"type": "tool", "name": "Verdict"}
+    # the Anthropic reply is that tool's input; the OpenAI reply is JSON text: both read back as a Verdict
+    ar = parse_anthropic({"content": [{"type": "tool_use", "id": "t", "name": "Verdict", "input": {"score": 7, "reason": "ok"}}], "stop_reason": "tool_use"})
+    orr = parse_openai({"choices": [{"message": {"content": '{"score": 7, "reason": "ok"}'}, "finish_reason": "stop"}]})
+    assert parse_as(ar, Verdict) == parse_as(orr, Verdict) == Verdict(score=7, reason="ok")
+
+
+def test_a_reply_that_does_not_fit_is_a_clear_error():
+    bad = parse_openai({"choices": [{"message": {"content": '{"score": "high"}'}, "finish_reason": "stop"}]})
+    with pytest.raises(StructuredOutputError, match="not a Verdict: at score"): parse_as(bad, Verdict)
+    with pytest.raises(StructuredOutputError, match="not a Verdict"):
+        parse_as(parse_openai({"choices": [{"message": {"content": "sure! here"}, "finish_reason": "stop"}]}), Verdict)
+
+
+def test_a_request_without_a_schema_serialises_as_before():
+    assert "response_schema" not in LLMRequest(messages=[user("x")]).model_dump()

@@ -43,10 +43,14 @@ def anthropic_body(request: LLMRequest, model: str, stream: bool = False, *, max
         if len(mm["content"]) == 1 and mm["content"][0]["type"] == "text": mm["content"] = mm["content"][0]["text"]
     body: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens or max_tokens, "messages": msgs}
     if system_parts: body["system"] = "\n\n".join(system_parts)
+    tools = [{"name": t.name, **({"description": t.description} if t.description else {}), "input_schema": t.parameters} for t in request.tools]
+    if request.response_schema is not None:  # structured output: a tool the model must call, whose input is the reply
+        name = request.response_name or "reply"
+        tools.append({"name": name, "description": f"Give your reply as a {name}.", "input_schema": request.response_schema})
+        body["tool_choice"] = {"type": "tool", "name": name}
+    if tools: body["tools"] = tools
     if request.tools:
-        body["tools"] = [{"name": t.name, **({"description": t.description} if t.description else {}), "input_schema": t.parameters}
-                         for t in request.tools]
-        if request.tool_choice is not None:
+        if request.tool_choice is not None and request.response_schema is None:
             body["tool_choice"] = _ANTHROPIC_CHOICE.get(request.tool_choice, {"type": "tool", "name": request.tool_choice})
     for f in ("temperature", "top_p"):
         if (v := getattr(request, f)) is not None: body[f] = v

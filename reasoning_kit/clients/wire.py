@@ -58,6 +58,8 @@ def openai_body(request: LLMRequest, model: str, stream: bool = False, *, max_to
     if stream:
         body["stream"] = True
         if stream_usage: body["stream_options"] = {"include_usage": True}
+    if request.response_schema is not None:
+        body["response_format"] = {"type": "json_schema", "json_schema": {"name": request.response_name or "reply", "schema": request.response_schema}}
     body.update(request.extra)
     return body
 

@@ -12,13 +12,13 @@ from importlib.metadata import entry_points
 from typing import Any, AsyncIterator, Callable, Literal, Protocol, runtime_checkable
 
 from fastcore.basics import patch
-from pydantic import BaseModel, Field, model_serializer
+from pydantic import BaseModel, Field, ValidationError, model_serializer
 
 # %% auto #0
 __all__ = ['Role', 'FinishReason', 'MODEL_PROVIDERS', 'PROVIDER_GROUP', 'ToolCall', 'Message', 'drop_empty', 'system', 'user',
-           'assistant', 'tool_result', 'ToolSpec', 'LLMRequest', 'Usage', 'Choice', 'LLMResponse', 'TextDelta',
-           'ToolCallDelta', 'LLMClient', 'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler',
-           'with_call_ids']
+           'assistant', 'tool_result', 'ToolSpec', 'LLMRequest', 'Usage', 'Choice', 'LLMResponse',
+           'StructuredOutputError', 'structured', 'parse_as', 'TextDelta', 'ToolCallDelta', 'LLMClient',
+           'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler', 'with_call_ids']
 
 # %% ../../nbs/01_llm.ipynb #d59dbaaa
 Role = Literal["system", "user", "assistant", "tool"]
@@ -76,6 +76,11 @@ class LLMRequest(BaseModel):
     seed: int | None = None
     tool_choice: str | None = None  # "auto", "none", "required" or a tool name
     extra: dict[str, Any] = {}  # provider-specific options, passed through
+    response_schema: dict[str, Any] | None = None  # a JSON schema the reply must follow (see `structured`)
+    response_name: str | None = None  # its name (the pydantic model's)
+
+    @model_serializer(mode="wrap")
+    def _lean(self, handler): return drop_empty(handler(self), ("response_schema", "response_name"))
 
 # %% ../../nbs/01_llm.ipynb #694c34a9
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "other"]
@@ -124,6 +129,26 @@ class LLMResponse(BaseModel):
     def tool_calls(self) -> list[ToolCall]: return self.choices[0].message.tool_calls
     @property
     def finish_reason(self) -> FinishReason: return self.choices[0].finish_reason
+
+# %% ../../nbs/01_llm.ipynb #1d429777
+class StructuredOutputError(ValueError):
+    "A reply that should be a given pydantic model is not one; the message says where it differs."
+
+def structured(request: LLMRequest, model: type[BaseModel]) -> LLMRequest:
+    "`request` asking for a reply that is a `model` (its JSON schema travels with the request)."
+    return request.model_copy(update={"response_schema": model.model_json_schema(), "response_name": model.__name__})
+
+def parse_as(response: LLMResponse, model: type[BaseModel]) -> BaseModel:
+    "The first choice as a `model`: its JSON text, or the arguments of the tool call named after `model` (Anthropic)."
+    call = next((tc for tc in response.tool_calls if tc.name == model.__name__), None)
+    raw = call.arguments if call is not None else response.text
+    try: return model.model_validate(raw) if call is not None else model.model_validate_json(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err["loc"]) or "the top"
+        shown = (raw if isinstance(raw, str) else str(raw))[:120]
+        raise StructuredOutputError(f"the reply is not a {model.__name__}: at {where}: {err['msg']} (reply: {shown!r})") from None
+
 
 # %% ../../nbs/01_llm.ipynb #1e4c001a
 class TextDelta(BaseModel):
