@@ -145,3 +145,13 @@ def test_max_completion_tokens_when_configured():
         return seen
     body = asyncio.run(go())[0][1]
     assert body.get("max_completion_tokens") == 9 and "max_tokens" not in body
+
+
+def test_unknown_models_cost_unknown_never_a_guess():
+    from reasoning_kit.clients import PRICES, PRICES_AS_OF, parse_openai, price_for
+    from reasoning_kit.llm import Usage
+    assert re.fullmatch(r"\d{4}-\d{2}", PRICES_AS_OF)
+    assert price_for("gpt-4o-2024-08-06") == PRICES["gpt-4o"] and price_for("gpt-4o-audio-preview") is None
+    r = parse_openai({"model": "qwen2.5-7b", "choices": [{"message": {"content": "x"}, "finish_reason": "stop"}],
+                      "usage": {"prompt_tokens": 10, "completion_tokens": 2}}, price_for("qwen2.5-7b"))
+    assert r.usage.cost is None and (r.usage + Usage(cost=1.0)).cost is None and (Usage(cost=1.0) + Usage(cost=2.0)).cost == 3.0

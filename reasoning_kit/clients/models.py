@@ -15,8 +15,9 @@ from typing import Callable
 from ..llm import Usage, register_model_provider
 
 # %% auto #0
-__all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'PRICES', 'Provider', 'register_provider', 'client_for', 'ModelRef',
-           'parse_model', 'wire_model', 'Secret', 'Settings', 'scrub', 'Price', 'set_price', 'price_for', 'cost_of']
+__all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'PRICES_AS_OF', 'PRICES', 'Provider', 'register_provider', 'client_for',
+           'ModelRef', 'parse_model', 'wire_model', 'Secret', 'Settings', 'scrub', 'Price', 'set_price', 'price_for',
+           'cost_of']
 
 # %% ../../nbs/06a_models.ipynb #29a8e638
 @dataclass(frozen=True)
@@ -55,7 +56,6 @@ for _p in [("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "
     register_provider(*_p)
 register_provider("llamacpp", "openai", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", native_n=False)  # llama-server: "'n' must be 1"
 
-
 # %% ../../nbs/06a_models.ipynb #f3c46c01
 @dataclass(frozen=True)
 class ModelRef:
@@ -83,7 +83,6 @@ def wire_model(model: str | None) -> str | None:
     m = MODEL_RE.match(model)
     return (m["model"] or None) if m and m["provider"] in PROVIDERS else model
 
-
 # %% ../../nbs/06a_models.ipynb #d1570c14
 class Secret:
     "A value that never shows itself in a repr, a log, an event or an error."
@@ -100,7 +99,6 @@ class Settings:
     cache: str | None = field(default_factory=lambda: os.environ.get("REASONING_KIT_CACHE"))  # wrap every such client in CachedClient(cache)
 
 settings = Settings()
-
 
 # %% ../../nbs/06a_models.ipynb #48fd4c4a
 def scrub(text: str, secrets, run: int = 8) -> str:
@@ -120,7 +118,6 @@ def scrub(text: str, secrets, run: int = 8) -> str:
     for a, b in merged: out += [text[last:a], "***"]; last = b
     return "".join(out) + text[last:]
 
-
 # %% ../../nbs/06a_models.ipynb #71d0bd62
 @dataclass(frozen=True)
 class Price:
@@ -129,6 +126,8 @@ class Price:
     output: float
     cached_input: float | None = None  # prompt tokens read from the prompt cache; None: as input
     cache_write: float | None = None  # prompt tokens written to the prompt cache (Anthropic); None: as input
+
+PRICES_AS_OF = "2025-11"  # when these list prices were taken from the providers' pricing pages
 
 PRICES: dict[str, Price] = {
     "gpt-4o": Price(2.50, 10.00, 1.25), "gpt-4o-mini": Price(0.15, 0.60, 0.075),
@@ -148,22 +147,23 @@ def set_price(model: str, input: float, output: float, cached_input: float | Non
     "Add or change a model's price (dollars per million tokens)."
     PRICES[model] = p = Price(input, output, cached_input, cache_write); return p
 
+_SNAPSHOT = re.compile(r"^(?P<family>.+?)-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
+
 def price_for(model: str | None, prices: dict[str, Price] | None = None) -> Price | None:
-    "The price of `model`: exact name, else the longest family name it extends with `-`."
+    "The price of `model`: its exact name, or the family of a dated snapshot (`-2024-07-18`, `-20250929`, `-latest`); else None."
     if not model: return None
     table = PRICES if not prices else {**PRICES, **prices}
     for name in dict.fromkeys([model, model.rsplit("/", 1)[-1]]):
         if name in table: return table[name]
-        fams = [k for k in table if name.startswith(k + "-")]
-        if fams: return table[max(fams, key=len)]
+        m = _SNAPSHOT.match(name)  # a dated snapshot of a listed family; nothing looser
+        if m and m["family"] in table: return table[m["family"]]
     return None
 
-def cost_of(usage: Usage, price: Price | None, cache_write_tokens: int = 0) -> float:
-    "Dollars for `usage` at `price` (0.0 when the price is unknown)."
-    if price is None: return 0.0
+def cost_of(usage: Usage, price: Price | None, cache_write_tokens: int = 0) -> float | None:
+    "Dollars for `usage` at `price` (None when the price is unknown)."
+    if price is None: return None
     cached, written = usage.cached_tokens, cache_write_tokens
     fresh = max(usage.prompt_tokens - cached - written, 0)
     return (fresh * price.input + cached * (price.input if price.cached_input is None else price.cached_input)
             + written * (price.input if price.cache_write is None else price.cache_write)
             + usage.completion_tokens * price.output) / 1e6
-

@@ -90,7 +90,7 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0  # part of prompt_tokens served from the provider's cache
-    cost: float = 0.0  # in dollars, from the price table when the client knows the model
+    cost: float | None = 0.0  # in dollars, from the price table; None: unknown (a model the table does not list)
     reasoning_tokens: int = 0  # part of completion_tokens the model spent reasoning
 
     @model_serializer(mode="wrap")
@@ -100,7 +100,7 @@ class Usage(BaseModel):
     def total_tokens(self) -> int: return self.prompt_tokens + self.completion_tokens
     def __add__(self, o: Usage) -> Usage:
         return Usage(prompt_tokens=self.prompt_tokens + o.prompt_tokens, completion_tokens=self.completion_tokens + o.completion_tokens,
-                     cached_tokens=self.cached_tokens + o.cached_tokens, cost=self.cost + o.cost,
+                     cached_tokens=self.cached_tokens + o.cached_tokens, cost=None if self.cost is None or o.cost is None else self.cost + o.cost,
                      reasoning_tokens=self.reasoning_tokens + o.reasoning_tokens)
     def __radd__(self, o): return self if o == 0 else self.__add__(o)
 
@@ -148,7 +148,6 @@ def parse_as(response: LLMResponse, model: type[BaseModel]) -> BaseModel:
         where = ".".join(str(x) for x in err["loc"]) or "the top"
         shown = (raw if isinstance(raw, str) else str(raw))[:120]
         raise StructuredOutputError(f"the reply is not a {model.__name__}: at {where}: {err['msg']} (reply: {shown!r})") from None
-
 
 # %% ../../nbs/01_llm.ipynb #1e4c001a
 class TextDelta(BaseModel):
