@@ -56,3 +56,7 @@ def register_providers() -> list[str]:
     return sorted(PROVIDERS)
 
 register_providers();
+
+# %% ../../nbs/06_clients.ipynb #710a9cc2
+from . import anthropic_wire, errors, models, transport, wire  # noqa: E402
+__all__ = [*globals().get("__all__", []), *models.__all__, *errors.__all__, *wire.__all__, *anthropic_wire.__all__, *transport.__all__]  # `import *` gives every public name, as before the split
