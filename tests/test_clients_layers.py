@@ -168,3 +168,32 @@ def test_the_fake_keeps_only_the_last_requests():
     asyncio.run(go())
     assert fake.calls == 100 and 5 <= len(fake.requests) <= 10 and fake.requests[-1].messages[0].content == "99"
     assert FakeLLMClient(lambda r: "x", keep=0).requests == []
+
+
+def test_a_registered_provider_answers_model_strings():
+    "The registry alone, without entry points: a provider registered in the test resolves `name:model` strings."
+    from reasoning_kit.llm import MODEL_PROVIDERS, register_model_provider
+    seen = []
+    register_model_provider("testprov", lambda s: seen.append(s) or FakeLLMClient(lambda r: f"{s} says hi"))
+    try:
+        h = LLMHandler("testprov:tiny")
+        assert seen == ["testprov:tiny"]
+        out = asyncio.run(h.client.complete(LLMRequest(messages=[user("?")])))
+        assert out.text == "testprov:tiny says hi"
+    finally: MODEL_PROVIDERS.pop("testprov", None)
+    with pytest.raises(LookupError, match="testprov"): LLMHandler("testprov:tiny")
+
+
+def test_the_entry_point_resolves_to_the_clients_registrar():
+    import importlib
+    eps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["reasoning_kit.providers"]
+    mod, _, attr = eps["clients"].partition(":")
+    import reasoning_kit.clients as clients
+    assert getattr(importlib.import_module(mod), attr) is clients.register_providers
+
+
+def test_the_split_package_still_exports_every_public_name():
+    import reasoning_kit.clients as clients
+    before = ['PROVIDERS', 'settings', 'PRICES', 'RETRY_STATUSES', 'Provider', 'register_provider', 'ModelRef', 'parse_model', 'wire_model', 'Secret', 'Settings', 'Price', 'set_price', 'price_for', 'cost_of', 'ClientError', 'APIError', 'MissingKey', 'ConnectionFailed', 'CallTimeout', 'MalformedResponse', 'StreamTruncated', 'parse_retry_after', 'backoff', 'RateLimiter', 'openai_body', 'parse_arguments', 'parse_openai', 'anthropic_body', 'parse_anthropic', 'sse_events', 'OpenAIStream', 'AnthropicStream', 'HTTPClient', 'PooledTransport', 'OpenAIClient', 'AnthropicClient', 'client_for_model']
+    ns = {}; exec("from reasoning_kit.clients import *", ns)
+    assert [n for n in before if n not in ns] == [] and all(hasattr(clients, n) for n in before)

@@ -9,6 +9,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/clients.html.md"""
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit
 
 from ..llm import register_model_provider
 from .models import *  # noqa: F401,F403
@@ -32,9 +33,10 @@ def client_for_model(model: str, **kwargs) -> HTTPClient:
     if ref.base_url is None:
         kwargs.setdefault("base_url", (os.environ.get(p.base_url_env) if p.base_url_env else None) or p.base_url)
         kwargs.setdefault("key_env", p.key_env or "")
-    else:
+    else:  # the provider's key goes only to the provider's own host; any other URL needs api_key= or key_env=
         kwargs.setdefault("base_url", ref.base_url)
-        kwargs.setdefault("key_env", "")
+        kwargs.setdefault("key_env", (p.key_env or "") if urlsplit(ref.base_url).hostname == urlsplit(p.base_url).hostname else "")
+    if p.wire == "openai": kwargs.setdefault("native_n", p.native_n)
     client = WIRES[p.wire](ref.model, provider=ref.provider, **kwargs)
     if settings.cache:
         from reasoning_kit.clients.cassettes import CachedClient
@@ -54,3 +56,7 @@ def register_providers() -> list[str]:
     return sorted(PROVIDERS)
 
 register_providers();
+
+# %% ../../nbs/06_clients.ipynb #710a9cc2
+from . import anthropic_wire, errors, models, transport, wire  # noqa: E402
+__all__ = [*globals().get("__all__", []), *models.__all__, *errors.__all__, *wire.__all__, *anthropic_wire.__all__, *transport.__all__]  # `import *` gives every public name, as before the split

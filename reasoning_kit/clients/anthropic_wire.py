@@ -24,6 +24,7 @@ def _anthropic_blocks(m: Message) -> tuple[str, list[dict]]:
         return "user", [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content or ""}]
     blocks = [{"type": "text", "text": m.content}] if m.content else []
     if m.role == "assistant":
+        blocks = [dict(b) for b in m.thinking] + blocks  # thinking first, as it came (Anthropic requires it back with tools)
         blocks += [{"type": "tool_use", "id": tc.id, "name": tc.name, "input": tc.arguments} for tc in m.tool_calls]
     if not blocks: blocks = [{"type": "text", "text": m.content or ""}]
     return m.role, blocks
@@ -42,10 +43,14 @@ def anthropic_body(request: LLMRequest, model: str, stream: bool = False, *, max
         if len(mm["content"]) == 1 and mm["content"][0]["type"] == "text": mm["content"] = mm["content"][0]["text"]
     body: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens or max_tokens, "messages": msgs}
     if system_parts: body["system"] = "\n\n".join(system_parts)
+    tools = [{"name": t.name, **({"description": t.description} if t.description else {}), "input_schema": t.parameters} for t in request.tools]
+    if request.response_schema is not None:  # structured output: a tool the model must call, whose input is the reply
+        name = request.response_name or "reply"
+        tools.append({"name": name, "description": f"Give your reply as a {name}.", "input_schema": request.response_schema})
+        body["tool_choice"] = {"type": "tool", "name": name}
+    if tools: body["tools"] = tools
     if request.tools:
-        body["tools"] = [{"name": t.name, **({"description": t.description} if t.description else {}), "input_schema": t.parameters}
-                         for t in request.tools]
-        if request.tool_choice is not None:
+        if request.tool_choice is not None and request.response_schema is None:
             body["tool_choice"] = _ANTHROPIC_CHOICE.get(request.tool_choice, {"type": "tool", "name": request.tool_choice})
     for f in ("temperature", "top_p"):
         if (v := getattr(request, f)) is not None: body[f] = v
@@ -53,7 +58,6 @@ def anthropic_body(request: LLMRequest, model: str, stream: bool = False, *, max
     if stream: body["stream"] = True
     body.update(request.extra)
     return body
-
 
 # %% ../../nbs/06d_anthropic.ipynb #a7f961aa
 _ANTHROPIC_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls",
@@ -78,17 +82,18 @@ def parse_anthropic(body: Any, price: Price | None = None) -> LLMResponse:
         raise APIError("anthropic", _ANTHROPIC_ERROR_STATUS.get(err.get("type"), 500), error_text(body) or "error in body")
     blocks = body.get("content")
     if not isinstance(blocks, list): raise MalformedResponse(f"response has no content blocks: {snip(body)}")
-    texts, calls = [], []
+    texts, calls, thinking = [], [], []
     for b in blocks:
         t = b.get("type") if isinstance(b, dict) else None
         if t == "text": texts.append(b.get("text") or "")
+        elif t in ("thinking", "redacted_thinking"): thinking.append(b)
         elif t == "tool_use":
             if not b.get("name"): raise MalformedResponse(f"tool_use block without a name: {snip(b)}")
             calls.append(ToolCall(id=b.get("id"), name=b["name"], arguments=parse_arguments(b.get("input"))))
-    msg = Message(role="assistant", content="".join(texts) if texts else None, tool_calls=calls)
+    msg = Message(role="assistant", content="".join(texts) if texts else None, tool_calls=calls,
+                  reasoning="".join(b.get("thinking") or "" for b in thinking) or None, thinking=thinking)
     return LLMResponse(choices=[Choice(message=msg, finish_reason=map_finish(body.get("stop_reason"), _ANTHROPIC_FINISH, bool(calls)))],
                        usage=_anthropic_usage(body.get("usage"), price), model=body.get("model"))
-
 
 # %% ../../nbs/06d_anthropic.ipynb #52490d9a
 class AnthropicStream:
@@ -115,6 +120,9 @@ class AnthropicStream:
                                                           "json": [], "input": b.get("input") or {}, "call": self.ncalls}
                 self.ncalls += 1
                 return [ToolCallDelta(call=blk["call"], id=blk["id"], name=blk["name"])]
+            if b.get("type") in ("thinking", "redacted_thinking"):
+                self.blocks[ev.get("index", 0)] = {"type": b["type"], "raw": dict(b), "text": [b.get("thinking") or ""], "signature": [b.get("signature") or ""]}
+                return []
             self.blocks[ev.get("index", 0)] = {"type": b.get("type"), "text": [b.get("text") or ""]}
             if b.get("type") == "text" and b.get("text"): return [TextDelta(text=b["text"])]
         elif t == "content_block_delta":
@@ -123,6 +131,8 @@ class AnthropicStream:
             if d.get("type") == "text_delta":
                 blk["text"].append(d.get("text") or "")
                 return [TextDelta(text=d.get("text") or "")]
+            if d.get("type") == "thinking_delta" and blk["type"] == "thinking": blk["text"].append(d.get("thinking") or ""); return []
+            if d.get("type") == "signature_delta" and blk["type"] == "thinking": blk["signature"].append(d.get("signature") or ""); return []
             if d.get("type") == "input_json_delta" and blk["type"] == "tool_use":
                 blk["json"].append(d.get("partial_json") or "")
                 return [ToolCallDelta(call=blk["call"], arguments=d.get("partial_json") or "")]
@@ -142,14 +152,16 @@ class AnthropicStream:
     def response(self, price: Price | None = None) -> LLMResponse:
         "The whole answer, once the stream has ended."
         if not self.done: raise StreamTruncated("the stream ended before message_stop")
-        texts, calls = [], []
+        texts, calls, thinking = [], [], []
         for i in sorted(self.blocks):
             b = self.blocks[i]
             if b["type"] == "text": texts.append("".join(b["text"]))
+            elif b["type"] == "thinking": thinking.append({"type": "thinking", "thinking": "".join(b["text"]), "signature": "".join(b["signature"])})
+            elif b["type"] == "redacted_thinking": thinking.append(b["raw"])
             elif b["type"] == "tool_use":
                 args = parse_arguments("".join(b["json"])) if b["json"] else b["input"]
                 calls.append(ToolCall(id=b["id"], name=b["name"], arguments=args))
-        msg = Message(role="assistant", content="".join(texts) if texts else None, tool_calls=calls)
+        msg = Message(role="assistant", content="".join(texts) if texts else None, tool_calls=calls,
+                      reasoning="".join(t.get("thinking") or "" for t in thinking) or None, thinking=thinking)
         return LLMResponse(choices=[Choice(message=msg, finish_reason=map_finish(self.stop_reason, _ANTHROPIC_FINISH, bool(calls)))],
                            usage=_anthropic_usage(self.usage, price), model=self.model)
-

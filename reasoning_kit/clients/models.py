@@ -15,8 +15,9 @@ from typing import Callable
 from ..llm import Usage, register_model_provider
 
 # %% auto #0
-__all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'PRICES', 'Provider', 'register_provider', 'client_for', 'ModelRef',
-           'parse_model', 'wire_model', 'Secret', 'Settings', 'Price', 'set_price', 'price_for', 'cost_of']
+__all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'PRICES_AS_OF', 'PRICES', 'Provider', 'register_provider', 'client_for',
+           'ModelRef', 'parse_model', 'wire_model', 'Secret', 'Settings', 'scrub', 'Price', 'set_price', 'price_for',
+           'cost_of']
 
 # %% ../../nbs/06a_models.ipynb #29a8e638
 @dataclass(frozen=True)
@@ -27,14 +28,15 @@ class Provider:
     base_url: str
     key_env: str | None  # environment variable with the API key; None: no key needed
     base_url_env: str | None = None  # environment variable that moves base_url, as in the official SDKs
+    native_n: bool = True  # the server accepts n > 1 (llama-server does not)
 
 PROVIDERS: dict[str, Provider] = {}
 
 def register_provider(name: str, wire: str, base_url: str, key_env: str | None = None,
-                      base_url_env: str | None = None) -> Provider:
+                      base_url_env: str | None = None, native_n: bool = True) -> Provider:
     "Add (or replace) a provider usable in model strings as `name:MODEL`."
     if wire not in ("openai", "anthropic"): raise ValueError(f"wire must be 'openai' or 'anthropic', not {wire!r}")
-    PROVIDERS[name] = p = Provider(name, wire, base_url.rstrip("/"), key_env, base_url_env)
+    PROVIDERS[name] = p = Provider(name, wire, base_url.rstrip("/"), key_env, base_url_env, native_n)
     register_model_provider(name, client_for)  # so LLMHandler("NAME:MODEL") finds it
     return p
 
@@ -52,7 +54,7 @@ for _p in [("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "
            ("lmstudio", "openai", "http://127.0.0.1:1234/v1", None),
            ("litellm", "openai", "http://127.0.0.1:4000/v1", "LITELLM_API_KEY")]:
     register_provider(*_p)
-
+register_provider("llamacpp", "openai", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", native_n=False)  # llama-server: "'n' must be 1"
 
 # %% ../../nbs/06a_models.ipynb #f3c46c01
 @dataclass(frozen=True)
@@ -81,7 +83,6 @@ def wire_model(model: str | None) -> str | None:
     m = MODEL_RE.match(model)
     return (m["model"] or None) if m and m["provider"] in PROVIDERS else model
 
-
 # %% ../../nbs/06a_models.ipynb #d1570c14
 class Secret:
     "A value that never shows itself in a repr, a log, an event or an error."
@@ -99,6 +100,23 @@ class Settings:
 
 settings = Settings()
 
+# %% ../../nbs/06a_models.ipynb #48fd4c4a
+def scrub(text: str, secrets, run: int = 8) -> str:
+    "`text` with each secret, and every `run` consecutive characters of one, replaced by `***`."
+    spans = []
+    for v in secrets:
+        if not v or len(v) < 4: continue
+        n = min(run, len(v))
+        for g in {v[i:i + n] for i in range(len(v) - n + 1)}:
+            at = text.find(g)
+            while at != -1: spans.append((at, at + n)); at = text.find(g, at + 1)
+    merged: list[list[int]] = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]: merged[-1][1] = max(merged[-1][1], b)
+        else: merged.append([a, b])
+    out, last = [], 0
+    for a, b in merged: out += [text[last:a], "***"]; last = b
+    return "".join(out) + text[last:]
 
 # %% ../../nbs/06a_models.ipynb #71d0bd62
 @dataclass(frozen=True)
@@ -108,6 +126,8 @@ class Price:
     output: float
     cached_input: float | None = None  # prompt tokens read from the prompt cache; None: as input
     cache_write: float | None = None  # prompt tokens written to the prompt cache (Anthropic); None: as input
+
+PRICES_AS_OF = "2025-11"  # when these list prices were taken from the providers' pricing pages
 
 PRICES: dict[str, Price] = {
     "gpt-4o": Price(2.50, 10.00, 1.25), "gpt-4o-mini": Price(0.15, 0.60, 0.075),
@@ -127,22 +147,23 @@ def set_price(model: str, input: float, output: float, cached_input: float | Non
     "Add or change a model's price (dollars per million tokens)."
     PRICES[model] = p = Price(input, output, cached_input, cache_write); return p
 
+_SNAPSHOT = re.compile(r"^(?P<family>.+?)-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
+
 def price_for(model: str | None, prices: dict[str, Price] | None = None) -> Price | None:
-    "The price of `model`: exact name, else the longest family name it extends with `-`."
+    "The price of `model`: its exact name, or the family of a dated snapshot (`-2024-07-18`, `-20250929`, `-latest`); else None."
     if not model: return None
     table = PRICES if not prices else {**PRICES, **prices}
     for name in dict.fromkeys([model, model.rsplit("/", 1)[-1]]):
         if name in table: return table[name]
-        fams = [k for k in table if name.startswith(k + "-")]
-        if fams: return table[max(fams, key=len)]
+        m = _SNAPSHOT.match(name)  # a dated snapshot of a listed family; nothing looser
+        if m and m["family"] in table: return table[m["family"]]
     return None
 
-def cost_of(usage: Usage, price: Price | None, cache_write_tokens: int = 0) -> float:
-    "Dollars for `usage` at `price` (0.0 when the price is unknown)."
-    if price is None: return 0.0
+def cost_of(usage: Usage, price: Price | None, cache_write_tokens: int = 0) -> float | None:
+    "Dollars for `usage` at `price` (None when the price is unknown)."
+    if price is None: return None
     cached, written = usage.cached_tokens, cache_write_tokens
     fresh = max(usage.prompt_tokens - cached - written, 0)
     return (fresh * price.input + cached * (price.input if price.cached_input is None else price.cached_input)
             + written * (price.input if price.cache_write is None else price.cache_write)
             + usage.completion_tokens * price.output) / 1e6
-

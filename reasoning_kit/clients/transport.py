@@ -13,6 +13,8 @@ import json
 import logging
 import os
 import random
+import re
+import urllib.request
 from contextlib import aclosing, asynccontextmanager
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterable
 from urllib.parse import urlsplit
@@ -24,13 +26,13 @@ from ..llm import LLMRequest, LLMResponse, Usage
 from .anthropic_wire import AnthropicStream, anthropic_body, parse_anthropic
 from .errors import (APIError, CallTimeout, ClientError, ConnectionFailed, MalformedResponse, MissingKey,
                                          RateLimiter, StreamTruncated, backoff, parse_retry_after)
-from .models import Price, Secret, price_for, settings, wire_model
+from .models import Price, Secret, price_for, scrub, settings, wire_model
 from .wire import OpenAIStream, deltas_of, error_text, json_text, openai_body, parse_openai, snip, sse_events
 
 _log = logging.getLogger("reasoning_kit.clients")
 
 # %% auto #0
-__all__ = ['HTTPClient', 'PooledTransport', 'OpenAIClient', 'AnthropicClient']
+__all__ = ['HTTPClient', 'PooledTransport', 'refuses_n', 'OpenAIClient', 'AnthropicClient']
 
 # %% ../../nbs/06e_transport.ipynb #bc9e823f
 def _loopback(url: str) -> bool:
@@ -52,7 +54,7 @@ class HTTPClient:
                  max_retries: int = 4,  # retries after the first attempt
                  backoff: float = 0.5, max_backoff: float = 20.0,  # seconds: first wait, longest wait
                  max_wait: float = 120.0,  # longest Retry-After honoured; a server asking more fails the call
-                 connect_timeout: float = 10.0, timeout: float = 600.0,  # seconds: to connect; for a whole attempt
+                 connect_timeout: float = 10.0, timeout: float = 300.0,  # seconds: to connect; for a whole attempt (a stream too)
                  prices: dict[str, Price] | None = None,  # this client's additions to PRICES
                  provider: str | None = None,  # a name for messages, e.g. "vllm"
                  transport: httpx.AsyncBaseTransport | None = None):  # your own (tests, HTTP/2); None: a PooledTransport
@@ -97,13 +99,24 @@ class _Released(httpx.AsyncByteStream):
 class PooledTransport(httpx.AsyncBaseTransport):
     "Small connection pools behind one transport; each request goes to the least busy pool."
     def __init__(self, connections: int,  # connections in all
-                 per_pool: int = 4):  # connections per pool
-        n, ssl = max(1, -(-connections // per_pool)), httpx.create_ssl_context()
-        limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
-        self.pools = [httpx.AsyncHTTPTransport(verify=ssl, limits=limits) for _ in range(n)]
+                 per_pool: int = 4,  # connections per pool
+                 trust_env: bool = True):  # honour HTTP(S)_PROXY / ALL_PROXY / NO_PROXY, as httpx does
+        n, self.ssl = max(1, -(-connections // per_pool)), httpx.create_ssl_context()
+        self.limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
+        self.pools = [httpx.AsyncHTTPTransport(verify=self.ssl, limits=self.limits) for _ in range(n)]
         self.busy = [0] * n  # requests in each pool whose response is still open
+        self.proxies = urllib.request.getproxies_environment() if trust_env else {}  # read once, as httpx does
+        self.proxied: dict[str, httpx.AsyncHTTPTransport] = {}  # proxy URL -> its transport
+
+    def proxy_for(self, url: httpx.URL) -> str | None:
+        "The proxy for `url` from the environment (None: connect directly)."
+        if not self.proxies or urllib.request.proxy_bypass_environment(url.host, self.proxies): return None
+        return self.proxies.get(url.scheme) or self.proxies.get("all")
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if (proxy := self.proxy_for(request.url)) is not None:
+            if proxy not in self.proxied: self.proxied[proxy] = httpx.AsyncHTTPTransport(proxy=proxy, verify=self.ssl, limits=self.limits)
+            return await self.proxied[proxy].handle_async_request(request)
         i = min(range(len(self.pools)), key=self.busy.__getitem__)
         self.busy[i] += 1
         def done(): self.busy[i] -= 1
@@ -112,7 +125,7 @@ class PooledTransport(httpx.AsyncBaseTransport):
         return httpx.Response(r.status_code, headers=r.headers, stream=_Released(r.stream, done), extensions=r.extensions)
 
     async def aclose(self) -> None:
-        for p in self.pools: await p.aclose()
+        for p in [*self.pools, *self.proxied.values()]: await p.aclose()
 
 
 # %% ../../nbs/06e_transport.ipynb #3133e41b
@@ -162,10 +175,21 @@ def _keep(self: HTTPClient, v: str) -> None:
 
 @patch
 def _scrub(self: HTTPClient, text: str) -> str:
-    "`text` with every key this client has used replaced by `***`."
-    for s in self._secrets:
-        if len(v := s.reveal()) >= 4: text = text.replace(v, "***")
-    return text
+    "`text` with every key this client has used, and any 8 consecutive characters of one, replaced by `***`."
+    return scrub(text, [s.reveal() for s in self._secrets]) if self._secrets else text
+
+@patch
+def _clean(self: HTTPClient, e: ClientError) -> ClientError:
+    "`e` as raised to the caller: scrubbed, with no chained exception and no frames below this call."
+    e.args = tuple(self._scrub(a) if isinstance(a, str) else a for a in e.args)
+    if isinstance(e, APIError): e.message = self._scrub(e.message)
+    e.__cause__ = e.__context__ = None; e.__suppress_context__ = True
+    return e.with_traceback(None)
+
+@patch
+def _text(self: HTTPClient, r: httpx.Response) -> str:
+    "A response body as text, scrubbed before anything reads or cuts it."
+    return self._scrub(r.content.decode("utf-8", "replace"))
 
 @patch
 def _relabel(self: HTTPClient, e: ClientError) -> ClientError:
@@ -205,10 +229,11 @@ async def _slot(self: HTTPClient, estimate: int):
 
 @patch
 def _status_error(self: HTTPClient, r: httpx.Response) -> APIError:
-    try: text = error_text(json.loads(r.content))
+    raw = self._text(r)
+    try: text = error_text(json.loads(raw))
     except ValueError: text = None
-    text = text or snip(r.content, 300) or r.reason_phrase
-    e = APIError(self.provider, r.status_code, self._scrub(text), parse_retry_after(r.headers))
+    text = text or snip(raw, 300) or r.reason_phrase
+    e = APIError(self.provider, r.status_code, text, parse_retry_after(r.headers))
     should = r.headers.get("x-should-retry")
     if should in ("true", "false"): e.retryable = should == "true"
     return e
@@ -222,15 +247,15 @@ def _transport_error(self: HTTPClient, e: Exception) -> ClientError:
 @patch
 async def _send(self: HTTPClient, path: str, content: bytes, model: str, estimate: int) -> LLMResponse:
     async with self._slot(estimate):
-        headers = await self._headers()
         try:
             async with asyncio.timeout(self.timeout):
-                r = await self._http.post(self.base_url + path, content=content, headers=headers)
+                r = await self._http.post(self.base_url + path, content=content, headers=await self._headers())
         except (TimeoutError, httpx.TransportError) as e: raise self._transport_error(e) from None
     if r.status_code >= 400: raise self._status_error(r)
-    try: body = json.loads(r.content)
+    text = self._text(r)
+    try: body = json.loads(text)
     except ValueError:
-        raise MalformedResponse(f"{self.provider}: HTTP {r.status_code} body is not JSON: {self._scrub(snip(r.content))}", retryable=True) from None
+        raise MalformedResponse(f"{self.provider}: HTTP {r.status_code} body is not JSON: {snip(text)}", retryable=True) from None
     resp = self._parse(body, model)
     if self.limiter is not None: self.limiter.settle(estimate, resp.usage.total_tokens)
     return resp
@@ -295,13 +320,26 @@ async def _complete_one(self: HTTPClient, request: LLMRequest, call) -> LLMRespo
     content = json_text(self._body(request, model, False)).encode()
     return await self._retrying(lambda: self._send(self._path(), content, model, len(content) // 4), call)
 
+def refuses_n(e: ClientError) -> bool:
+    "Whether an error is a server refusing `n > 1` (llama-server: \"'n' must be 1\")."
+    return isinstance(e, APIError) and e.status in (400, 422) and bool(re.search(r"(?i)['\"`]n['\"`]|\bn must\b|\bn\b.*\bsupported\b|\bn > ?1\b", e.message))
+
 @patch
 async def complete(self: HTTPClient, request: LLMRequest, call=None) -> LLMResponse:
     "Ask the model; `call` is the engine's effect call (retries are logged under its key)."
     self.calls += 1
+    try: return await self._complete_all(request, call)
+    except ClientError as e: raise self._clean(e) from None
+
+@patch
+async def _complete_all(self: HTTPClient, request: LLMRequest, call) -> LLMResponse:
     if request.n > 1 and not self.native_n:
         return _merge(await _all(self._complete_one(_sample(request, i), call) for i in range(request.n)))
-    resp = await self._complete_one(request, call)
+    try: resp = await self._complete_one(request, call)
+    except APIError as e:
+        if request.n == 1 or not refuses_n(e): raise
+        self.native_n = False  # remembered: this server samples one at a time
+        return await self._complete_all(request, call)
     if len(resp.choices) < request.n:  # the server ignored n
         more = await _all(self._complete_one(_sample(request, i), call) for i in range(len(resp.choices), request.n))
         resp = _merge([resp, *more])
@@ -324,8 +362,9 @@ async def _stream_attempt(self: HTTPClient, content: bytes, model: str, estimate
                     raise self._status_error(r)
                 if "text/event-stream" not in r.headers.get("content-type", ""):  # the server answered in one piece
                     async with asyncio.timeout_at(deadline): await r.aread()
-                    try: body = json.loads(r.content)
-                    except ValueError: raise MalformedResponse(f"{self.provider}: body is not JSON: {self._scrub(snip(r.content))}", retryable=True) from None
+                    text = self._text(r)
+                    try: body = json.loads(text)
+                    except ValueError: raise MalformedResponse(f"{self.provider}: body is not JSON: {snip(text)}", retryable=True) from None
                     resp = self._parse(body, model)
                     for d in deltas_of(resp): yield d
                     yield resp; return
@@ -334,7 +373,7 @@ async def _stream_attempt(self: HTTPClient, content: bytes, model: str, estimate
                         async with asyncio.timeout_at(deadline):
                             try: _, data = await anext(events)
                             except StopAsyncIteration: break
-                        try: deltas = acc.feed(data)
+                        try: deltas = acc.feed(self._scrub(data))
                         except ClientError as e: raise self._relabel(e) from None
                         for d in deltas: yield d
             finally:
@@ -406,15 +445,30 @@ async def _stream_samples(self: HTTPClient, requests: list[LLMRequest], call, fi
 async def stream(self: HTTPClient, request: LLMRequest, call=None) -> AsyncIterator:
     "Stream the answer: `TextDelta`s and `ToolCallDelta`s as they arrive, then the whole `LLMResponse`."
     self.calls += 1
+    try:
+        async with aclosing(self._stream_all(request, call)) as items:
+            async for item in items: yield item
+    except ClientError as e: raise self._clean(e) from None
+
+@patch
+async def _stream_all(self: HTTPClient, request: LLMRequest, call) -> AsyncIterator:
     if request.n > 1 and not self.native_n:
         async with aclosing(self._stream_samples([_sample(request, i) for i in range(request.n)], call)) as items:
             async for item in items: yield item
         return
-    resp = None
-    async with aclosing(self._stream_one(request, call)) as items:
-        async for item in items:
-            if isinstance(item, LLMResponse): resp = item
-            else: yield item
+    resp, got = None, 0
+    try:
+        async with aclosing(self._stream_one(request, call)) as items:
+            async for item in items:
+                got += 1
+                if isinstance(item, LLMResponse): resp = item
+                else: yield item
+    except APIError as e:
+        if got or request.n == 1 or not refuses_n(e): raise
+        self.native_n = False  # remembered: this server samples one at a time
+        async with aclosing(self._stream_all(request, call)) as items:
+            async for item in items: yield item
+        return
     if len(resp.choices) < request.n:  # the server ignored n
         k = len(resp.choices)
         async with aclosing(self._stream_samples([_sample(request, i) for i in range(k, request.n)], call, first=k)) as items:

@@ -58,9 +58,10 @@ def openai_body(request: LLMRequest, model: str, stream: bool = False, *, max_to
     if stream:
         body["stream"] = True
         if stream_usage: body["stream_options"] = {"include_usage": True}
+    if request.response_schema is not None:
+        body["response_format"] = {"type": "json_schema", "json_schema": {"name": request.response_name or "reply", "schema": request.response_schema}}
     body.update(request.extra)
     return body
-
 
 # %% ../../nbs/06c_openai.ipynb #b18916d4
 _OPENAI_FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls", "function_call": "tool_calls",
@@ -85,7 +86,8 @@ def map_finish(reason: str | None, table: dict, has_calls: bool) -> str:
 def _openai_usage(u: Any, price: Price | None) -> Usage:
     if not isinstance(u, dict): return Usage()
     usage = Usage(prompt_tokens=u.get("prompt_tokens") or 0, completion_tokens=u.get("completion_tokens") or 0,
-                  cached_tokens=(u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+                  cached_tokens=(u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0,
+                  reasoning_tokens=(u.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
     usage.cost = float(u["cost"]) if isinstance(u.get("cost"), (int, float)) else cost_of(usage, price)
     return usage
 
@@ -110,7 +112,9 @@ def parse_openai(body: Any, price: Price | None = None) -> LLMResponse:
         if isinstance(content, list): content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
         fr = map_finish(ch.get("finish_reason"), _OPENAI_FINISH, bool(calls))
         if not content and msg.get("refusal"): content, fr = msg["refusal"], "content_filter"
-        out.append(Choice(message=Message(role="assistant", content=content, tool_calls=calls), finish_reason=fr))
+        reasoning = msg.get("reasoning_content") or msg.get("reasoning")  # vLLM, DeepSeek, llama-server / OpenRouter
+        out.append(Choice(message=Message(role="assistant", content=content, tool_calls=calls, reasoning=reasoning if isinstance(reasoning, str) else None),
+                          finish_reason=fr, logprobs=ch.get("logprobs")))
     return LLMResponse(choices=out, usage=_openai_usage(body.get("usage"), price), model=body.get("model"))
 
 def body_error(body: dict, wire: str = "openai") -> APIError:
@@ -126,7 +130,6 @@ def error_text(body: Any) -> str | None:
     if isinstance(e, dict): return str(e.get("message") or e.get("type") or snip(e))
     if isinstance(e, str): return e
     return str(body["message"]) if body.get("message") else None
-
 
 # %% ../../nbs/06c_openai.ipynb #4d6cef50
 async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | None, str]]:
@@ -144,7 +147,6 @@ async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | Non
             elif name == "event": event = value
     if data and data[-1].strip() == "[DONE]": yield event, "\n".join(data)  # some servers omit the last blank line
 
-
 # %% ../../nbs/06c_openai.ipynb #44be87d6
 class OpenAIStream:
     "Reassembles a chat-completions stream; `feed` each event's data, then ask for the `response`."
@@ -153,6 +155,8 @@ class OpenAIStream:
         self.calls: dict[int, dict[int, dict]] = {}
         self.finish: dict[int, str | None] = {}
         self.refusals: dict[int, list[str]] = {}
+        self.reasoning: dict[int, list[str]] = {}
+        self.logprobs: dict[int, list] = {}
         self.usage: dict | None = None
         self.model: str | None = None
         self.done = False
@@ -173,6 +177,9 @@ class OpenAIStream:
             if d.get("content"):
                 self.texts[i].append(d["content"]); out.append(TextDelta(text=d["content"], index=i))
             if d.get("refusal"): self.refusals.setdefault(i, []).append(d["refusal"])
+            r = d.get("reasoning_content") or d.get("reasoning")
+            if isinstance(r, str) and r: self.reasoning.setdefault(i, []).append(r)
+            if isinstance(ch.get("logprobs"), dict): self.logprobs.setdefault(i, []).extend(ch["logprobs"].get("content") or [])
             for tc in d.get("tool_calls") or []: out.append(self._call_piece(i, tc))
             if ch.get("finish_reason"): self.finish[i] = ch["finish_reason"]
         return out
@@ -208,9 +215,9 @@ class OpenAIStream:
             content = "".join(parts) if parts else (None if calls else "")
             fr = map_finish(self.finish.get(i), _OPENAI_FINISH, bool(calls))
             if not content and self.refusals.get(i): content, fr = "".join(self.refusals[i]), "content_filter"
-            choices.append(Choice(message=Message(role="assistant", content=content, tool_calls=calls), finish_reason=fr))
+            msg = Message(role="assistant", content=content, tool_calls=calls, reasoning="".join(self.reasoning[i]) if i in self.reasoning else None)
+            choices.append(Choice(message=msg, finish_reason=fr, logprobs={"content": self.logprobs[i]} if i in self.logprobs else None))
         return LLMResponse(choices=choices, usage=_openai_usage(self.usage, price), model=self.model)
-
 
 # %% ../../nbs/06c_openai.ipynb #1ffe816c
 def deltas_of(resp: LLMResponse) -> list[TextDelta | ToolCallDelta]:
@@ -220,4 +227,3 @@ def deltas_of(resp: LLMResponse) -> list[TextDelta | ToolCallDelta]:
         if ch.message.content: out.append(TextDelta(text=ch.message.content, index=i))
         out += [ToolCallDelta(call=j, id=tc.id, name=tc.name, arguments=args_text(tc), index=i) for j, tc in enumerate(ch.message.tool_calls)]
     return out
-

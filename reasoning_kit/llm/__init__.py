@@ -12,13 +12,13 @@ from importlib.metadata import entry_points
 from typing import Any, AsyncIterator, Callable, Literal, Protocol, runtime_checkable
 
 from fastcore.basics import patch
-from pydantic import BaseModel, Field
-
+from pydantic import BaseModel, Field, ValidationError, model_serializer
 
 # %% auto #0
-__all__ = ['Role', 'FinishReason', 'MODEL_PROVIDERS', 'PROVIDER_GROUP', 'ToolCall', 'Message', 'system', 'user', 'assistant',
-           'tool_result', 'ToolSpec', 'LLMRequest', 'Usage', 'Choice', 'LLMResponse', 'TextDelta', 'ToolCallDelta',
-           'LLMClient', 'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler', 'with_call_ids']
+__all__ = ['Role', 'FinishReason', 'MODEL_PROVIDERS', 'PROVIDER_GROUP', 'ToolCall', 'Message', 'drop_empty', 'system', 'user',
+           'assistant', 'tool_result', 'ToolSpec', 'LLMRequest', 'Usage', 'Choice', 'LLMResponse',
+           'StructuredOutputError', 'structured', 'parse_as', 'TextDelta', 'ToolCallDelta', 'LLMClient',
+           'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler', 'with_call_ids']
 
 # %% ../../nbs/01_llm.ipynb #d59dbaaa
 Role = Literal["system", "user", "assistant", "tool"]
@@ -36,6 +36,16 @@ class Message(BaseModel):
     tool_calls: list[ToolCall] = []  # assistant messages only
     tool_call_id: str | None = None  # tool messages: the call this answers
     name: str | None = None  # tool messages: the tool's name
+    reasoning: str | None = None  # assistant: the model's reasoning text (`reasoning_content`, Anthropic thinking)
+    thinking: list[dict[str, Any]] = []  # assistant: Anthropic thinking blocks, sent back as they came on the next turn
+
+    @model_serializer(mode="wrap")
+    def _lean(self, handler):  # the optional extras are written only when present, so older logs and new ones read alike
+        return drop_empty(handler(self), ("reasoning", "thinking"))
+
+def drop_empty(d, fields) -> dict:
+    "`d` without the `fields` that are empty (None, 0, [], {})."
+    return {k: v for k, v in d.items() if not (k in fields and not v)} if isinstance(d, dict) else d
 
 # %% ../../nbs/01_llm.ipynb #467a60c9
 def system(content: str) -> Message: return Message(role="system", content=content)
@@ -66,6 +76,11 @@ class LLMRequest(BaseModel):
     seed: int | None = None
     tool_choice: str | None = None  # "auto", "none", "required" or a tool name
     extra: dict[str, Any] = {}  # provider-specific options, passed through
+    response_schema: dict[str, Any] | None = None  # a JSON schema the reply must follow (see `structured`)
+    response_name: str | None = None  # its name (the pydantic model's)
+
+    @model_serializer(mode="wrap")
+    def _lean(self, handler): return drop_empty(handler(self), ("response_schema", "response_name"))
 
 # %% ../../nbs/01_llm.ipynb #694c34a9
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "other"]
@@ -75,19 +90,28 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0  # part of prompt_tokens served from the provider's cache
-    cost: float = 0.0  # in dollars, from the price table when the client knows the model
+    cost: float | None = 0.0  # in dollars, from the price table; None: unknown (a model the table does not list)
+    reasoning_tokens: int = 0  # part of completion_tokens the model spent reasoning
+
+    @model_serializer(mode="wrap")
+    def _lean(self, handler): return drop_empty(handler(self), ("reasoning_tokens",))
 
     @property
     def total_tokens(self) -> int: return self.prompt_tokens + self.completion_tokens
     def __add__(self, o: Usage) -> Usage:
         return Usage(prompt_tokens=self.prompt_tokens + o.prompt_tokens, completion_tokens=self.completion_tokens + o.completion_tokens,
-                     cached_tokens=self.cached_tokens + o.cached_tokens, cost=self.cost + o.cost)
+                     cached_tokens=self.cached_tokens + o.cached_tokens, cost=None if self.cost is None or o.cost is None else self.cost + o.cost,
+                     reasoning_tokens=self.reasoning_tokens + o.reasoning_tokens)
     def __radd__(self, o): return self if o == 0 else self.__add__(o)
 
 class Choice(BaseModel):
     "One sample of a response."
     message: Message
     finish_reason: FinishReason = "stop"
+    logprobs: Any = None  # the provider's token logprobs, when the request asked (e.g. extra={"logprobs": True})
+
+    @model_serializer(mode="wrap")
+    def _lean(self, handler): return drop_empty(handler(self), ("logprobs",))
 
 class LLMResponse(BaseModel):
     "What a model said: one choice per sample, with usage."
@@ -105,6 +129,25 @@ class LLMResponse(BaseModel):
     def tool_calls(self) -> list[ToolCall]: return self.choices[0].message.tool_calls
     @property
     def finish_reason(self) -> FinishReason: return self.choices[0].finish_reason
+
+# %% ../../nbs/01_llm.ipynb #1d429777
+class StructuredOutputError(ValueError):
+    "A reply that should be a given pydantic model is not one; the message says where it differs."
+
+def structured(request: LLMRequest, model: type[BaseModel]) -> LLMRequest:
+    "`request` asking for a reply that is a `model` (its JSON schema travels with the request)."
+    return request.model_copy(update={"response_schema": model.model_json_schema(), "response_name": model.__name__})
+
+def parse_as(response: LLMResponse, model: type[BaseModel]) -> BaseModel:
+    "The first choice as a `model`: its JSON text, or the arguments of the tool call named after `model` (Anthropic)."
+    call = next((tc for tc in response.tool_calls if tc.name == model.__name__), None)
+    raw = call.arguments if call is not None else response.text
+    try: return model.model_validate(raw) if call is not None else model.model_validate_json(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err["loc"]) or "the top"
+        shown = (raw if isinstance(raw, str) else str(raw))[:120]
+        raise StructuredOutputError(f"the reply is not a {model.__name__}: at {where}: {err['msg']} (reply: {shown!r})") from None
 
 # %% ../../nbs/01_llm.ipynb #1e4c001a
 class TextDelta(BaseModel):
@@ -126,7 +169,7 @@ class LLMClient(Protocol):
     async def complete(self, request: LLMRequest, call=None) -> LLMResponse: ...  # `call`: the engine's effect call, or None
 
 # %% ../../nbs/01_llm.ipynb #c8b3721a
-MODEL_PROVIDERS: dict[str, Callable[[str], Any]] = {}  # provider name -> factory(model string) -> client
+MODEL_PROVIDERS: dict[str, Callable[[str], Any]] = {}  # provider name -> factory(model string, **options) -> client
 PROVIDER_GROUP = "reasoning_kit.providers"  # the entry point group searched for providers
 
 def register_model_provider(name: str, factory: Callable[[str], Any]) -> None:
@@ -142,18 +185,16 @@ def load_providers(group: str = PROVIDER_GROUP) -> list[str]:
         names.append(ep.name)
     return names
 
-
 # %% ../../nbs/01_llm.ipynb #9338b217
-def resolve_model(model: str):
-    "A client for a model string, through the provider registry (entry points loaded on first need)."
+def resolve_model(model: str, **options):
+    "A client for a model string (with the factory's `options`), through the provider registry (entry points loaded on first need)."
     name = model.split("@")[0].split(":")[0]
     if name not in MODEL_PROVIDERS: load_providers()
     if name not in MODEL_PROVIDERS:
         raise LookupError(f"no model provider {name!r} for {model!r}: registered: {', '.join(sorted(MODEL_PROVIDERS)) or 'none'}. "
                           "Install reasoning_kit (its entry points register the HTTP providers), import reasoning_kit.clients, "
                           "or call register_model_provider")
-    return MODEL_PROVIDERS[name](model)
-
+    return MODEL_PROVIDERS[name](model, **options)
 
 # %% ../../nbs/01_llm.ipynb #d334462c
 class LLMHandler:
@@ -161,18 +202,27 @@ class LLMHandler:
     effect, request_type, result_type = "llm", LLMRequest, LLMResponse
 
     def __init__(self, client: LLMClient | str | None = None,  # the default client, or a model string
-                 routes: dict[str, LLMClient | str] | None = None):  # by request.model or request.role
+                 routes: dict[str, LLMClient | str | dict] | None = None,  # by request.model or request.role
+                 **client_options):  # for clients made from model strings: timeout=, max_retries=, requests_per_minute=...
         if client is None and not routes: raise ValueError("LLMHandler needs a client or routes")
-        self.client = _as_client(client) if client is not None else None
-        self.routes = {k: _as_client(v) for k, v in (routes or {}).items()}
+        self.client_options = client_options
+        self.client = self._as_client(client) if client is not None else None
+        self.routes = {k: self._as_client(v) for k, v in (routes or {}).items()}
 
     def attach(self, engine) -> LLMHandler:
         "Answer this engine's model calls; returns self."
         engine.attach(self.effect, self); return self
 
-def _as_client(c):
-    "A client, or a model string such as 'openai:gpt-4o-mini' resolved through the provider registry."
-    return resolve_model(c) if isinstance(c, str) else c
+@patch
+def _as_client(self: LLMHandler, c):
+    "A client; a model string such as 'openai:gpt-4o-mini'; or {'model': STRING, **options} (a role's own options)."
+    if isinstance(c, dict):
+        opts = dict(c); model = opts.pop("model", None)
+        if not isinstance(model, str): raise ValueError(f"LLMHandler: a route given as a dict needs 'model': a model string, got {c!r}")
+        return resolve_model(model, **{**self.client_options, **opts})
+    if isinstance(c, str): return resolve_model(c, **self.client_options)
+    if self.client_options and not hasattr(c, "complete"): raise TypeError(f"LLMHandler: {c!r} is not a client (no complete method)")
+    return c
 
 # %% ../../nbs/01_llm.ipynb #7365e30e
 @patch
@@ -180,7 +230,7 @@ def _client_for(self: LLMHandler, request: LLMRequest) -> LLMClient:
     if request.model is not None and request.model in self.routes: return self.routes[request.model]
     if request.role in self.routes: return self.routes[request.role]
     if request.model is not None and ":" in request.model.split("@")[0]:
-        self.routes[request.model] = c = _as_client(request.model)
+        self.routes[request.model] = c = self._as_client(request.model)
         return c
     if self.client is None: raise LookupError(f"no client for role {request.role!r} / model {request.model!r}")
     return self.client
@@ -208,7 +258,6 @@ def with_call_ids(response: LLMResponse, key: str) -> LLMResponse:
         for j, tc in enumerate(ch.message.tool_calls):
             if not tc.id: tc.id = f"{key}#{i}.{j}"
     return response
-
 
 # %% ../../nbs/01_llm.ipynb #ac35fc24
 @patch

@@ -1,0 +1,120 @@
+"""A key planted in every kind of failure (401/403/429/500 echoing the request, a body that is not JSON, an error
+event in a stream), plain and streamed, on both wires: neither the key nor any 8 consecutive characters of it
+reaches an exception (its chain, its frames), an event, a log line or a repr."""
+import asyncio
+import json
+import logging
+import re
+
+import pytest
+
+from reasoning_kit.clients import AnthropicClient, ClientError, OpenAIClient
+from reasoning_kit.llm import LLMRequest, user
+
+KEY = "sk-test-PLANTED0123456789abcdefXYZ"
+GRAMS = [KEY[i:i + 8] for i in range(len(KEY) - 7)]
+REQ = LLMRequest(messages=[user("hi")])
+
+
+def leaks(text: str) -> list[str]:
+    return [g for g in GRAMS if g in text]
+
+
+async def serve(respond):
+    "A server on 127.0.0.1: `respond(head, body, n)` gives the raw HTTP response for the n-th request."
+    count = 0
+    async def handle(reader, writer):
+        nonlocal count
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                size = int(re.search(rb"(?i)content-length: *(\d+)", head)[1])
+                body = json.loads(await reader.readexactly(size))
+                count += 1
+                writer.write(respond(head.decode(), body, count)); await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError): pass
+        finally: writer.close()
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
+
+
+def http(status: int, body: str, ctype: str = "application/json", close: bool = False) -> bytes:
+    data = body.encode()
+    return (f"HTTP/1.1 {status} X\r\ncontent-type: {ctype}\r\ncontent-length: {len(data)}\r\n"
+            + ("connection: close\r\n" if close else "") + "\r\n").encode() + data
+
+
+def failure(kind: str, wire: str, cut: int | None):
+    "A response that echoes the request head (with its key) in failure `kind`, padded so the key straddles character `cut`."
+    def respond(head, body, n):
+        at = head.index(KEY)
+        echo = ("x" * max(0, cut - at - 10) if cut else "") + head
+        if kind in ("401", "403", "429", "500"):
+            err = ({"type": "error", "error": {"type": "authentication_error", "message": echo}} if wire == "anthropic"
+                   else {"error": {"message": echo, "type": "invalid_request_error"}})
+            return http(int(kind), json.dumps(err))
+        if kind == "plain_text_500": return http(500, echo, "text/plain")
+        if kind == "not_json": return http(200, "{not json " + echo)
+        if kind == "sse_error":
+            ev = (f"event: error\ndata: {json.dumps({'type': 'error', 'error': {'type': 'overloaded_error', 'message': echo}})}\n\n" if wire == "anthropic"
+                  else f"data: {json.dumps({'error': {'message': echo, 'code': 500}})}\n\n")
+            return http(200, ev, "text/event-stream")
+        raise AssertionError(kind)
+    return respond
+
+
+class Call:
+    key = "probe/0"
+    def __init__(self): self.events = []
+    def emit(self, kind, **data): self.events.append((kind, data))
+
+
+def chain_text(e: BaseException) -> str:
+    "Everything reachable from an exception: its chain, args, attributes and the locals of every frame."
+    out, seen, todo = [], set(), [e]
+    while todo:
+        x = todo.pop()
+        if x is None or id(x) in seen: continue
+        seen.add(id(x))
+        out += [repr(x), str(x), repr(x.args), repr(vars(x))]
+        tb = x.__traceback__
+        while tb is not None:
+            out += [f"{k}={v!r}" for k, v in tb.tb_frame.f_locals.items()]
+            tb = tb.tb_next
+        todo += [x.__cause__, x.__context__]
+    return "\n".join(out)
+
+
+KINDS = ["401", "403", "429", "500", "plain_text_500", "not_json", "sse_error"]
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("streamed", [False, True], ids=["plain", "streamed"])
+@pytest.mark.parametrize("cut", [None, 200, 300])  # where error text gets cut: the key straddles it
+def test_a_planted_key_never_leaks(wire, kind, streamed, cut, caplog):
+    if kind == "sse_error" and not streamed: pytest.skip("an SSE error event only comes in a stream")
+    caplog.set_level(logging.DEBUG)
+    async def go():
+        server, port = await serve(failure(kind, wire, cut))
+        cls, base = (AnthropicClient, f"http://127.0.0.1:{port}") if wire == "anthropic" else (OpenAIClient, f"http://127.0.0.1:{port}/v1")
+        client, call = cls("m", base_url=base, api_key=KEY, max_retries=1, backoff=0.001, max_backoff=0.002), Call()
+        try:
+            if streamed:
+                async for _ in client.stream(REQ, call): pass
+            else: await client.complete(REQ, call)
+        except ClientError as e: err = e
+        else: raise AssertionError("no error")
+        finally:
+            await client.aclose(); server.close()
+        return client, call, err
+    client, call, err = asyncio.run(go())
+    everything = "\n".join([chain_text(err), repr(call.events), caplog.text, repr(client)])
+    assert "PLANTED" not in everything and not leaks(everything), leaks(everything)[:3]
+    assert err.__cause__ is None and err.__context__ is None
+    if kind in ("401", "403", "429", "500"): assert kind in str(err)  # the error still says what happened
+
+
+def test_the_probe_finds_a_leak_when_there_is_one():
+    "The check itself: a message holding 8 characters of the key is caught."
+    assert leaks(f"... {KEY[5:13]} ...") and not leaks("nothing")
