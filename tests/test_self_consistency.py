@@ -217,8 +217,8 @@ def test_every_sample_failing_fails_the_run():
 
 def test_a_reply_with_fewer_choices_than_asked_counts_what_came():
     class Capped(FakeLLMClient):  # a provider that caps n at 3
-        async def complete(self, request):
-            r = await super().complete(request)
+        async def complete(self, request, call=None):  # the one client signature
+            r = await super().complete(request, call)
             return r.model_copy(update={"choices": r.choices[:3]})
 
     out, _ = run_scripted(SelfConsistency(samples=5), Capped(lambda r: reply("Answer: 12")), task="?")

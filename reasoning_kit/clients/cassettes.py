@@ -16,8 +16,11 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from . import _MODEL_RE, PROVIDERS, _deltas_of
-from ..llm import LLMRequest, LLMResponse, _takes_call
+from fastcore.basics import patch
+
+from .models import MODEL_RE, PROVIDERS
+from .wire import deltas_of
+from ..llm import LLMRequest, LLMResponse
 
 # %% auto #0
 __all__ = ['CASSETTE_FORMAT', 'canonical_request', 'request_key', 'first_difference', 'describe_request', 'RecordingClient',
@@ -27,7 +30,7 @@ __all__ = ['CASSETTE_FORMAT', 'canonical_request', 'request_key', 'first_differe
 def canonical_request(request: LLMRequest) -> dict:
     "The request as JSON with defaults left out and any `@base_url` dropped from its model string."
     d = request.model_dump(mode="json", exclude_defaults=True)
-    m = _MODEL_RE.match(d.get("model") or "")
+    m = MODEL_RE.match(d.get("model") or "")
     if m and m["url"] and m["provider"] in PROVIDERS: d["model"] = f"{m['provider']}:{m['model']}"
     return d
 
@@ -68,6 +71,7 @@ def describe_request(request: dict, step: str) -> str:
 # %% ../../nbs/07_cassettes.ipynb #82cad0ab
 class RecordingClient:
     "A client that answers from recorded interactions; subclasses say where they live and what a miss does."
+    served_as: str | None = None  # on a hit, `call.mark_served(served_as)` when set (a cache: the call is not a model call)
     def __init__(self, inner=None):  # the client to ask (and record) on a miss; None: replay only
         self.inner = inner
         self.entries: dict[str, dict] = {}  # key -> {"key", "step", "request", "response"}
@@ -85,7 +89,11 @@ class RecordingClient:
         step = self._step(canon, call)
         key = request_key(canon, step)
         hit = self.entries.get(key)
-        if hit is not None: self.hits += 1; return canon, step, key, LLMResponse.model_validate(hit["response"])
+        if hit is not None:
+            self.hits += 1
+            mark = getattr(call, "mark_served", None) if self.served_as else None
+            if mark is not None: mark(self.served_as)
+            return canon, step, key, LLMResponse.model_validate(hit["response"])
         self.misses += 1
         self._on_miss(canon, step, key)
         return canon, step, key, None
@@ -106,60 +114,71 @@ class RecordingClient:
         if close is not None: await close()
 
 # %% ../../nbs/07_cassettes.ipynb #fd23b09c
-async def _ask(fn, request: LLMRequest, call):
-    return await (fn(request, call) if _takes_call(fn) else fn(request))
-
-async def _complete(self: RecordingClient, request: LLMRequest, call=None) -> LLMResponse:
+@patch
+async def complete(self: RecordingClient, request: LLMRequest, call=None) -> LLMResponse:
     "The recorded answer, or the inner client's (which is then recorded)."
     canon, step, key, hit = self._lookup(request, call)
     if hit is not None: return hit
-    resp = await _ask(self.inner.complete, request, call)
+    resp = await self.inner.complete(request, call)
     self._remember(canon, step, key, resp)
     return resp
 
-async def _stream(self: RecordingClient, request: LLMRequest, call=None) -> AsyncIterator:
+@patch
+async def stream(self: RecordingClient, request: LLMRequest, call=None) -> AsyncIterator:
     "Stream the recorded answer, or the inner client's (recorded when it ends)."
     canon, step, key, resp = self._lookup(request, call)
     if resp is None:
         stream = getattr(self.inner, "stream", None)
         if stream is None:
-            resp = await _ask(self.inner.complete, request, call)
-            for d in _deltas_of(resp): yield d
+            resp = await self.inner.complete(request, call)
+            for d in deltas_of(resp): yield d
         else:
-            async with aclosing(stream(request, call) if _takes_call(stream) else stream(request)) as items:
+            async with aclosing(stream(request, call)) as items:
                 async for item in items:
                     if isinstance(item, LLMResponse): resp = item
                     else: yield item
         self._remember(canon, step, key, resp)
     else:
-        for d in _deltas_of(resp): yield d
+        for d in deltas_of(resp): yield d
     yield resp
 
-RecordingClient.complete, RecordingClient.stream = _complete, _stream
 
 # %% ../../nbs/07_cassettes.ipynb #f9fc5aa4
 class CachedClient(RecordingClient):
-    "A client that remembers: answers already on disk are served from there; the rest are asked and written down."
+    "A client that remembers: answers already seen are served from memory or disk; the rest are asked and kept."
+    served_as = "cache"
     def __init__(self, inner,  # the client to ask on a miss
-                 path: str | Path):  # a JSON Lines file, created if missing
+                 path: str | Path | None = None,  # a JSON Lines file, created if missing; None: in memory only
+                 by: str = "key"):  # "key": request and effect key; "request": the request alone, shared by every run
+        if by not in ("key", "request"): raise ValueError(f"CachedClient: by must be 'key' or 'request', not {by!r}")
         super().__init__(inner)
-        self.path = Path(path)
-        if self.path.exists():
-            lines = self.path.read_text(encoding="utf-8").split("\n")
-            for n, line in enumerate(lines, start=1):
-                if not line.strip(): continue
-                try: e = json.loads(line)
-                except ValueError:
-                    if n >= len(lines) - 1: break  # the last line, cut by a crash
-                    raise ValueError(f"{self.path}:{n}: not JSON: a cache file holds one JSON object per line") from None
-                self.entries[e["key"]] = e
+        self.path, self.by = (Path(path) if path is not None else None), by
+        if self.path is not None and self.path.exists(): self._load()
 
-    def __repr__(self): return f"CachedClient({self.inner!r}, {str(self.path)!r}, {len(self.entries)} answers)"
+    def __repr__(self): return f"CachedClient({self.inner!r}, {str(self.path) if self.path else None!r}, by={self.by!r}, {len(self.entries)} answers)"
 
-    def _store(self, entry: dict) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
+    def _step(self, request: dict, call) -> str: return "" if self.by == "request" else super()._step(request, call)
+
+
+# %% ../../nbs/07_cassettes.ipynb #756a9d85
+@patch
+def _load(self: CachedClient) -> None:
+    lines = self.path.read_text(encoding="utf-8").split("\n")
+    for n, line in enumerate(lines, start=1):
+        if not line.strip(): continue
+        try: e = json.loads(line)
+        except ValueError:
+            if n >= len(lines) - 1: break  # the last line, cut by a crash
+            raise ValueError(f"{self.path}:{n}: not JSON: a cache file holds one JSON object per line") from None
+        self.entries[e["key"]] = e
+
+@patch
+def _store(self: CachedClient, entry: dict) -> None:
+    if self.path is None: return
+    self.path.parent.mkdir(parents=True, exist_ok=True)
+    with open(self.path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
+
 
 # %% ../../nbs/07_cassettes.ipynb #31d6bc77
 CASSETTE_FORMAT = "reasoning_kit.cassette"
@@ -192,6 +211,7 @@ class Cassette(RecordingClient):
         for e in doc.get("interactions", []): self.entries[e["key"]] = e
 
 # %% ../../nbs/07_cassettes.ipynb #91133ce5
+@patch
 def _store(self: Cassette, entry: dict) -> None:
     doc = {"format": CASSETTE_FORMAT, "version": 1, "interactions": list(self.entries.values())}
     self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -200,6 +220,7 @@ def _store(self: Cassette, entry: dict) -> None:
     os.chmod(tmp, self.path.stat().st_mode & 0o777 if self.path.exists() else 0o644)  # mkstemp makes it private
     os.replace(tmp, self.path)
 
+@patch
 def _on_miss(self: Cassette, request: dict, step: str, key: str) -> None:
     if self.inner is not None: return
     same = [e for e in self.entries.values() if e["step"] == step]
@@ -212,5 +233,3 @@ def _on_miss(self: Cassette, request: dict, step: str, key: str) -> None:
     raise CassetteMiss(f"cassette {self.path} has no answer for {describe_request(request, step)}; it holds "
                        f"{len(self.entries)} interactions.{hint} To record it: Cassette(path, client, mode='auto'), "
                        "or mode='record' to record everything again.")
-
-Cassette._store, Cassette._on_miss = _store, _on_miss

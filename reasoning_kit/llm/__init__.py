@@ -7,15 +7,18 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/llm.html.md"""
 # %% ../../nbs/01_llm.ipynb #3088ae4f
 from __future__ import annotations
 
-import functools
 import inspect
+from importlib.metadata import entry_points
 from typing import Any, AsyncIterator, Callable, Literal, Protocol, runtime_checkable
 
+from fastcore.basics import patch
 from pydantic import BaseModel, Field
 
+
 # %% auto #0
-__all__ = ['Role', 'FinishReason', 'ToolCall', 'Message', 'system', 'user', 'assistant', 'tool_result', 'ToolSpec', 'LLMRequest',
-           'Usage', 'Choice', 'LLMResponse', 'TextDelta', 'ToolCallDelta', 'LLMClient', 'LLMHandler']
+__all__ = ['Role', 'FinishReason', 'MODEL_PROVIDERS', 'PROVIDER_GROUP', 'ToolCall', 'Message', 'system', 'user', 'assistant',
+           'tool_result', 'ToolSpec', 'LLMRequest', 'Usage', 'Choice', 'LLMResponse', 'TextDelta', 'ToolCallDelta',
+           'LLMClient', 'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler', 'with_call_ids']
 
 # %% ../../nbs/01_llm.ipynb #d59dbaaa
 Role = Literal["system", "user", "assistant", "tool"]
@@ -120,7 +123,37 @@ class ToolCallDelta(BaseModel):
 @runtime_checkable
 class LLMClient(Protocol):
     "Anything that can answer a request."
-    async def complete(self, request: LLMRequest) -> LLMResponse: ...
+    async def complete(self, request: LLMRequest, call=None) -> LLMResponse: ...  # `call`: the engine's effect call, or None
+
+# %% ../../nbs/01_llm.ipynb #c8b3721a
+MODEL_PROVIDERS: dict[str, Callable[[str], Any]] = {}  # provider name -> factory(model string) -> client
+PROVIDER_GROUP = "reasoning_kit.providers"  # the entry point group searched for providers
+
+def register_model_provider(name: str, factory: Callable[[str], Any]) -> None:
+    "Make model strings `name:MODEL...` resolve through `factory(model_string)`."
+    MODEL_PROVIDERS[name] = factory
+
+def load_providers(group: str = PROVIDER_GROUP) -> list[str]:
+    "Load every entry point of `group` (calling it if callable); returns their names."
+    names = []
+    for ep in entry_points(group=group):
+        obj = ep.load()
+        if callable(obj): obj()
+        names.append(ep.name)
+    return names
+
+
+# %% ../../nbs/01_llm.ipynb #9338b217
+def resolve_model(model: str):
+    "A client for a model string, through the provider registry (entry points loaded on first need)."
+    name = model.split("@")[0].split(":")[0]
+    if name not in MODEL_PROVIDERS: load_providers()
+    if name not in MODEL_PROVIDERS:
+        raise LookupError(f"no model provider {name!r} for {model!r}: registered: {', '.join(sorted(MODEL_PROVIDERS)) or 'none'}. "
+                          "Install reasoning_kit (its entry points register the HTTP providers), import reasoning_kit.clients, "
+                          "or call register_model_provider")
+    return MODEL_PROVIDERS[name](model)
+
 
 # %% ../../nbs/01_llm.ipynb #d334462c
 class LLMHandler:
@@ -138,12 +171,11 @@ class LLMHandler:
         engine.attach(self.effect, self); return self
 
 def _as_client(c):
-    "A client, or a model string such as 'openai:gpt-4o-mini' resolved by `reasoning_kit.clients`."
-    if not isinstance(c, str): return c
-    from reasoning_kit.clients import client_for_model  # lazy: keeps `import reasoning_kit.llm` light
-    return client_for_model(c)
+    "A client, or a model string such as 'openai:gpt-4o-mini' resolved through the provider registry."
+    return resolve_model(c) if isinstance(c, str) else c
 
 # %% ../../nbs/01_llm.ipynb #7365e30e
+@patch
 def _client_for(self: LLMHandler, request: LLMRequest) -> LLMClient:
     if request.model is not None and request.model in self.routes: return self.routes[request.model]
     if request.role in self.routes: return self.routes[request.role]
@@ -153,29 +185,22 @@ def _client_for(self: LLMHandler, request: LLMRequest) -> LLMClient:
     if self.client is None: raise LookupError(f"no client for role {request.role!r} / model {request.model!r}")
     return self.client
 
-LLMHandler._client_for = _client_for
-
 # %% ../../nbs/01_llm.ipynb #ae14188d
-async def _handle(self: LLMHandler, request: LLMRequest, call) -> LLMResponse:
+@patch
+async def handle(self: LLMHandler, request: LLMRequest, call) -> LLMResponse:
+    "Answer one model effect: stream when the run watches deltas and the client can, else complete."
     client = self._client_for(request)
     on_delta = getattr(call, "on_delta", None)
     if on_delta is not None and hasattr(client, "stream"):
         response = None
-        async for item in client.stream(request, call) if _takes_call(type(client).stream) else client.stream(request):
+        async for item in client.stream(request, call):
             if isinstance(item, LLMResponse): response = item
             else: on_delta(item)
         if response is None: raise RuntimeError("the stream ended without a final response")
-    else:
-        response = await (client.complete(request, call) if _takes_call(type(client).complete) else client.complete(request))
-    return _with_call_ids(response, call.key)
+    else: response = await client.complete(request, call)
+    return with_call_ids(response, getattr(call, "key", None) or "call")
 
-@functools.lru_cache(maxsize=256)
-def _takes_call(fn) -> bool:
-    "Real clients' methods accept the effect `call` too (to log retries); simple ones take just the request."
-    try: return len(inspect.signature(fn).parameters) >= 3  # self, request, call
-    except (TypeError, ValueError): return False
-
-def _with_call_ids(response: LLMResponse, key: str) -> LLMResponse:
+def with_call_ids(response: LLMResponse, key: str) -> LLMResponse:
     "Give tool calls without an id a deterministic one: `<key>#<choice>.<call>`."
     if all(tc.id for ch in response.choices for tc in ch.message.tool_calls): return response
     response = response.model_copy(deep=True)
@@ -184,10 +209,10 @@ def _with_call_ids(response: LLMResponse, key: str) -> LLMResponse:
             if not tc.id: tc.id = f"{key}#{i}.{j}"
     return response
 
-LLMHandler.handle = _handle
 
 # %% ../../nbs/01_llm.ipynb #ac35fc24
-async def _aclose(self: LLMHandler) -> None:
+@patch
+async def aclose(self: LLMHandler) -> None:
     "Close the clients this handler holds (each once)."
     seen = set()
     for c in [self.client, *self.routes.values()]:
@@ -195,8 +220,6 @@ async def _aclose(self: LLMHandler) -> None:
         seen.add(id(c))
         close = getattr(c, "aclose", None)
         if close is not None: await close()
-
-LLMHandler.aclose = _aclose
 
 # %% ../../nbs/01_llm.ipynb #9d874de6
 from .fake import FakeLLMClient, reply, text, tool_call  # noqa: E402  (defined after the types it uses)

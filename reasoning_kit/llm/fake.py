@@ -10,11 +10,13 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
+from fastcore.basics import patch
+
 from . import (Choice, FinishReason, LLMRequest, LLMResponse, Message, ToolCall,
                                     Usage, assistant)
 
 # %% auto #0
-__all__ = ['reply', 'text', 'tool_call', 'FakeLLMClient']
+__all__ = ['reply', 'text', 'tool_call', 'takes_key', 'FakeLLMClient']
 
 # %% ../../nbs/02_fake.ipynb #e9a94431
 def reply(content: str | None = None, calls: list[ToolCall] = (), finish_reason: FinishReason | None = None,
@@ -35,27 +37,56 @@ def tool_call(name: str, id: str | None = None, /, **arguments: Any) -> LLMRespo
 def _words(messages: list[Message]) -> int:
     return sum(len((m.content or "").split()) + sum(len(str(tc.arguments).split()) + 1 for tc in m.tool_calls) for m in messages)
 
+def takes_key(fn: Callable) -> bool:
+    "Whether `fn` accepts two positional arguments, `(request, key)`."
+    try: sig = inspect.signature(fn)
+    except (TypeError, ValueError): return False
+    ps = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    return any(p.kind == p.VAR_POSITIONAL for p in ps) or len(ps) >= 2
+
+
+# %% ../../nbs/02_fake.ipynb #8f8ce4f9
 class FakeLLMClient:
-    "A scripted model: `model(request)` returns the reply."
-    def __init__(self, model: Callable[[LLMRequest], LLMResponse | str], name: str = "fake"):
-        self.model, self.name = model, name
+    "A scripted model: `fn(request)` or `fn(request, key)` returns the reply (see `takes_key`)."
+    def __init__(self, model: Callable[..., LLMResponse | str],  # fn(request) or fn(request, key)
+                 name: str = "fake",  # the model name on responses
+                 keep: int | None = 1000):  # requests kept in `requests` (None: all)
+        if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
+            raise ValueError(f"FakeLLMClient: keep must be a non-negative int or None, got {keep!r}")
+        self.model, self.name, self.keep = model, name, keep
+        self.takes_key = takes_key(model)  # decided once: is the effect key passed as a second argument?
         self.calls = 0  # how many times `complete` was called
-        self.requests: list[LLMRequest] = []
+        self.requests: list[LLMRequest] = []  # the last `keep` requests
 
-    async def _one(self, request: LLMRequest) -> LLMResponse:
-        out = self.model(request)
-        if inspect.isawaitable(out): out = await out
-        if isinstance(out, str): out = text(out)
-        if not isinstance(out, LLMResponse):
-            raise TypeError(f"scripted model returned {type(out).__name__}; return an LLMResponse or a str")
-        return out
 
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        "Ask the script, once per sample."
-        self.calls += 1; self.requests.append(request)
-        outs = [await self._one(request) for _ in range(request.n)]
-        choices = [c for o in outs for c in o.choices]
-        usage = sum((o.usage for o in outs), Usage())
-        if usage.total_tokens == 0:
-            usage = Usage(prompt_tokens=_words(request.messages), completion_tokens=sum(_words([c.message]) for c in choices))
-        return LLMResponse(choices=choices, usage=usage, model=self.name)
+# %% ../../nbs/02_fake.ipynb #aa590f61
+@patch
+async def _one(self: FakeLLMClient, request: LLMRequest, key: str | None) -> LLMResponse:
+    out = self.model(request, key) if self.takes_key else self.model(request)
+    if inspect.isawaitable(out): out = await out
+    if isinstance(out, str): out = text(out)
+    if not isinstance(out, LLMResponse):
+        raise TypeError(f"scripted model returned {type(out).__name__}; return an LLMResponse or a str")
+    return out
+
+@patch
+def _note(self: FakeLLMClient, request: LLMRequest) -> None:
+    self.calls += 1
+    if self.keep == 0: return
+    self.requests.append(request)
+    if self.keep is not None and len(self.requests) > 2 * self.keep: del self.requests[:-self.keep]  # trimmed now and then: O(1) a call
+
+
+# %% ../../nbs/02_fake.ipynb #daae98bb
+@patch
+async def complete(self: FakeLLMClient, request: LLMRequest, call=None) -> LLMResponse:
+    "Ask the script, once per sample; `call` is the engine's effect call (its `key` goes to a two-argument script)."
+    self._note(request)
+    key = getattr(call, "key", None)
+    outs = [await self._one(request, key) for _ in range(request.n)]
+    choices = [c for o in outs for c in o.choices]
+    usage = sum((o.usage for o in outs), Usage())
+    if usage.total_tokens == 0:
+        usage = Usage(prompt_tokens=_words(request.messages), completion_tokens=sum(_words([c.message]) for c in choices))
+    return LLMResponse(choices=choices, usage=usage, model=self.name)
+

@@ -1,0 +1,170 @@
+"""Layers and the client protocol: llm imports nothing above it, no private cross-module imports, the provider
+registry found through the package's entry point, one client signature, the scripted model's key."""
+import ast
+import asyncio
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMRequest, user
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "reasoning_kit"
+HIGHER_THAN_LLM = ("clients", "runtime", "tools", "validate", "algos", "viz", "eval", "cli", "server", "session", "memory", "tasks", "__main__")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path):
+    "Every import in a module, at any depth (functions too): (module imported, names taken, line)."
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for a in node.names: yield a.name, [], node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([node.module] if node.module else []))
+            yield base, [a.name for a in node.names], node.lineno
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in ("import_module", "__import__"):
+            if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                yield node.args[0].value, [], node.lineno
+
+
+def modules():
+    return sorted(p for p in PKG.rglob("*.py") if p.name != "_modidx.py")
+
+
+def test_the_walk_sees_function_level_and_relative_imports(tmp_path):
+    pkg = tmp_path / "reasoning_kit" / "llm"; pkg.mkdir(parents=True)
+    f = pkg / "x.py"
+    f.write_text("def f():\n    from ..clients import client_for_model\n    import reasoning_kit.runtime\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try: found = [m for m, _, _ in imports_of(f)]
+    finally: ROOT = saved
+    assert found == ["reasoning_kit.clients", "reasoning_kit.runtime"]
+
+
+def test_llm_imports_nothing_above_it():
+    bad = []
+    for path in (PKG / "llm").rglob("*.py"):
+        for mod, names, line in imports_of(path):
+            parts = mod.split(".")
+            if parts[0] == "reasoning_kit":
+                targets = [mod] if len(parts) > 1 else [f"reasoning_kit.{n}" for n in names]
+                for t in targets:
+                    if t.split(".")[1] in HIGHER_THAN_LLM: bad.append(f"{path.relative_to(ROOT)}:{line} imports {t}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("area", ["llm", "clients"])
+def test_no_private_names_imported_from_another_module(area):
+    bad = []
+    for path in (PKG / area).rglob("*.py"):
+        me = module_name(path)
+        for mod, names, line in imports_of(path):
+            if mod.startswith("reasoning_kit") and mod != me:
+                bad += [f"{path.relative_to(ROOT)}:{line} imports {mod}.{n}" for n in names if n.startswith("_") and not n.startswith("__")]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("path", [p for p in modules() if p.parts[-2] in ("llm", "clients")], ids=lambda p: str(p.relative_to(PKG)))
+def test_no_module_over_550_lines(path):
+    assert len(path.read_text(encoding="utf-8").splitlines()) <= 550
+
+
+def test_no_method_assigned_to_a_class_by_hand():
+    for path in [*(PKG / "llm").rglob("*.py"), *(PKG / "clients").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                        assert not (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id[:1].isupper()), \
+                            f"{path.relative_to(ROOT)}:{node.lineno}: use @patch, not Class.method = f"
+
+
+def test_importing_llm_does_not_import_clients():
+    code = "import sys, reasoning_kit.llm; print(any(m.startswith('reasoning_kit.clients') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_a_model_string_resolves_through_the_declared_entry_point(tmp_path):
+    "With the entry point pyproject.toml declares installed, LLMHandler('openai:...') works before anything imports clients."
+    eps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["reasoning_kit.providers"]
+    dist = tmp_path / "rk_entry_test-0.0.dist-info"; dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rk-entry-test\nVersion: 0.0\n")
+    (dist / "entry_points.txt").write_text("[reasoning_kit.providers]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()))
+    code = textwrap.dedent("""
+        import sys
+        from reasoning_kit.llm import LLMHandler
+        assert not any(m.startswith('reasoning_kit.clients') for m in sys.modules)
+        h = LLMHandler('openai:gpt-4o-mini@http://127.0.0.1:9/v1')
+        print(type(h.client).__name__, h.client.base_url)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={"PYTHONPATH": f"{ROOT}:{tmp_path}", "PATH": ""})
+    assert out.stdout.strip() == "OpenAIClient http://127.0.0.1:9/v1", out.stderr
+
+
+def test_an_unknown_provider_is_a_clear_error():
+    import reasoning_kit.clients  # noqa: F401
+    with pytest.raises(LookupError, match="no model provider 'nosuch'"): LLMHandler("nosuch:model")
+
+
+class Recorder:
+    "A client with the one documented signature; records the call it was given."
+    def __init__(self): self.calls = []
+    async def complete(self, request, call=None):
+        self.calls.append(call)
+        return await FakeLLMClient(lambda r: "ok").complete(request)
+
+
+def test_the_handler_always_passes_the_call():
+    from reasoning_kit.runtime import Engine
+    from reasoning_kit.algos import SelfConsistency
+    rec = Recorder()
+    async def go():
+        async with Engine() as engine:
+            LLMHandler(rec).attach(engine)
+            return await engine.run(SelfConsistency(samples=2, mode="separate"), {"task": "?"})
+    asyncio.run(go())
+    assert rec.calls and all(getattr(c, "key", None) for c in rec.calls)
+
+
+def test_a_two_argument_script_sees_each_effect_key():
+    from reasoning_kit.runtime import Engine
+    from reasoning_kit.algos import SelfConsistency
+    seen = []
+    fake = FakeLLMClient(lambda request, key: seen.append(key) or "Answer: 1")
+    async def go():
+        async with Engine() as engine:
+            LLMHandler(fake).attach(engine)
+            return await engine.run(SelfConsistency(samples=3, mode="separate"), {"task": "?"})
+    asyncio.run(go())
+    assert fake.takes_key and len(seen) == 3 and len(set(seen)) == 3 and all(isinstance(k, str) and k for k in seen)
+
+
+@pytest.mark.parametrize("fn, expected", [(lambda r: "x", False), (lambda r, k: "x", True), (lambda r, k=None: "x", True),
+                                          (lambda *a: "x", True), (lambda r, *, k=None: "x", False)])
+def test_the_script_signature_is_decided_once(fn, expected):
+    assert FakeLLMClient(fn).takes_key is expected
+
+
+def test_the_fake_keeps_only_the_last_requests():
+    fake = FakeLLMClient(lambda r: "x", keep=5)
+    async def go():
+        for i in range(100): await fake.complete(LLMRequest(messages=[user(str(i))]))
+    asyncio.run(go())
+    assert fake.calls == 100 and 5 <= len(fake.requests) <= 10 and fake.requests[-1].messages[0].content == "99"
+    assert FakeLLMClient(lambda r: "x", keep=0).requests == []
