@@ -809,3 +809,26 @@ def test_a_two_argument_script_tells_identical_sibling_requests_apart_by_key():
     assert s.beam[0].endswith(".3") and out.value["answer"] == f"step from {s.beam[0]}"
     one_arg, _ = run(go(tot, FakeLLMClient(lambda r: text("same step") if r.role != "evaluator" else text('{"score": 5}'))))
     assert sum(n.reason == "duplicate" for n in one_arg.state.algo.nodes.values()) > 0
+
+
+# -- duplicates="zero": the paper's code keeps a repeated chain as a candidate valued 0 (no call) --------------
+
+def test_duplicates_zero_keeps_repeats_scored_0_without_a_call_and_prune_drops_them():
+    def repeats(request):
+        if request.role == "evaluator": return text('{"score": 7}')
+        return text("a\nb\na")  # the model lists "a" twice
+    calls = {}
+    for mode in ("prune", "zero"):
+        tot = TreeOfThoughts(depth=2, width=3, branching=3, generate="propose", stop_score=None, duplicates=mode)
+        out, client = run(go(tot, repeats))
+        s = out.state.algo
+        assert out.status == Status.OK and out.calls <= tot.max_calls
+        dup = s.nodes["n.3"]
+        assert dup.duplicate_of == "n.1"
+        if mode == "prune": assert (dup.status, dup.reason) == ("pruned", "duplicate") and "n.3" not in s.candidates
+        else: assert (dup.score, dup.how) == (0.0, "duplicate") and s.nodes["n.3"].status == "kept"  # fills the beam's third place
+        assert not any(e.key == "tot/n.3/score" for e in out.log if e.kind == "llm.request")  # a repeat is never scored by a call
+        calls[mode] = out.calls
+    assert calls["zero"] == calls["prune"] + 1  # the kept repeat is expanded: one more proposal call, as the paper's code spends
+    with pytest.raises(ValueError, match="TreeOfThoughts: duplicates must be one of 'prune', 'zero', got 'keep'"):
+        TreeOfThoughts(duplicates="keep")
