@@ -790,3 +790,45 @@ def test_score_scale_reads_an_evaluator_that_answers_0_to_1():
 
 if __name__ == "__main__":
     freeze()
+
+
+# -- a scripted model that reads the effect key (contract item 4): sibling samples can differ ---------------
+
+def test_a_two_argument_script_tells_identical_sibling_requests_apart_by_key():
+    def by_key(request, key):  # key: "tot/n.1.2/propose" for a step, "tot/n.1.2/score" for its value
+        node = key.split("/")[1]
+        if request.role == "evaluator": return text(json.dumps({"score": 9.5 if node.endswith(".3") else 5}))
+        return text(f"step from {node}")
+    tot = TreeOfThoughts(depth=2, width=2, branching=3, stop_score=None)
+    out, client = run(go(tot, FakeLLMClient(by_key)))
+    s = out.state.algo
+    assert out.status == Status.OK
+    root_kids = s.children("n")
+    assert [s.nodes[i].text for i in root_kids] == ["step from n.1", "step from n.2", "step from n.3"]
+    assert not any(n.reason == "duplicate" for n in s.nodes.values())  # a one-argument script would make them duplicates
+    assert s.beam[0].endswith(".3") and out.value["answer"] == f"step from {s.beam[0]}"
+    one_arg, _ = run(go(tot, FakeLLMClient(lambda r: text("same step") if r.role != "evaluator" else text('{"score": 5}'))))
+    assert sum(n.reason == "duplicate" for n in one_arg.state.algo.nodes.values()) > 0
+
+
+# -- duplicates="zero": the paper's code keeps a repeated chain as a candidate valued 0 (no call) --------------
+
+def test_duplicates_zero_keeps_repeats_scored_0_without_a_call_and_prune_drops_them():
+    def repeats(request):
+        if request.role == "evaluator": return text('{"score": 7}')
+        return text("a\nb\na")  # the model lists "a" twice
+    calls = {}
+    for mode in ("prune", "zero"):
+        tot = TreeOfThoughts(depth=2, width=3, branching=3, generate="propose", stop_score=None, duplicates=mode)
+        out, client = run(go(tot, repeats))
+        s = out.state.algo
+        assert out.status == Status.OK and out.calls <= tot.max_calls
+        dup = s.nodes["n.3"]
+        assert dup.duplicate_of == "n.1"
+        if mode == "prune": assert (dup.status, dup.reason) == ("pruned", "duplicate") and "n.3" not in s.candidates
+        else: assert (dup.score, dup.how) == (0.0, "duplicate") and s.nodes["n.3"].status == "kept"  # fills the beam's third place
+        assert not any(e.key == "tot/n.3/score" for e in out.log if e.kind == "llm.request")  # a repeat is never scored by a call
+        calls[mode] = out.calls
+    assert calls["zero"] == calls["prune"] + 1  # the kept repeat is expanded: one more proposal call, as the paper's code spends
+    with pytest.raises(ValueError, match="TreeOfThoughts: duplicates must be one of 'prune', 'zero', got 'keep'"):
+        TreeOfThoughts(duplicates="keep")

@@ -8,6 +8,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/algos.html.md"""
 __all__ = []
 
 # %% ../../nbs/19_algos.ipynb #e867ca07
+from .common import apply_events, extract_answer, majority, task_of
 from .toolloop import ToolLoop, LoopState
 from .reflexion import Reflexion
 from .debate import Debate

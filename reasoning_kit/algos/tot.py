@@ -70,7 +70,7 @@ class ThoughtNode(BaseModel):
     text: str = ""  # the step (the task, for the root)
     answer: str | None = None  # for a complete answer (a step starting "FINAL:"): the answer
     score: float | None = None  # 0-10; None until evaluated
-    how: str | None = None  # how the score came: parsed, malformed, failed (no score), votes, code
+    how: str | None = None  # how the score came: parsed, malformed, failed (no score), votes, code, duplicate
     votes: int | None = None  # vote mode: votes received
     status: Literal["root", "proposed", "scored", "kept", "final", "pruned"] = "proposed"
     reason: Literal["duplicate", "min_score", "beam_capacity", "evaluation_failed"] | None = None  # why it was pruned
@@ -129,7 +129,7 @@ def _proposed(s: ToTState, d: dict):
     parent = s.nodes[d["parent"]]
     s.nodes[d["node"]] = ThoughtNode(id=d["node"], parent=parent.id, depth=parent.depth + 1, text=d["text"],
                                      answer=d.get("answer"), duplicate_of=d.get("duplicate_of"))
-    if d.get("duplicate_of") is None: s.candidates.append(d["node"])
+    if d.get("duplicate_of") is None or s.settings.get("duplicates") == "zero": s.candidates.append(d["node"])  # "zero": a duplicate stays, scored 0
 
 def _evaluated(s: ToTState, d: dict):
     n = s.nodes[d["node"]]
@@ -245,7 +245,8 @@ class TreeOfThoughts(Algorithm):
                  synthesizer_model: str | None = None,
                  scorer: Callable | None = None,  # code scorer (task, path) -> a number 0-10, instead of evaluator calls
                  prompts: Any = None,  # prompt hooks (any object or dict with some of `HOOKS`)
-                 score_scale: float = 10.0):  # the scale the evaluator is asked for: 10 (0-10), or 1 for a 0-1 prompt
+                 score_scale: float = 10.0,
+                 duplicates: str = "prune"):  # a repeated chain of steps: "prune" it, or "zero": keep it, scored 0 without a call (the paper's code)  # the scale the evaluator is asked for: 10 (0-10), or 1 for a 0-1 prompt
         params = {k: v for k, v in locals().items() if k != "self"}
         n = "TreeOfThoughts"
         check_int(n, "depth", depth, 1, 8); check_int(n, "width", width, 1, 25); check_int(n, "branching", branching, 1, 25)
@@ -260,6 +261,7 @@ class TreeOfThoughts(Algorithm):
         if stop_score is not None: _score_bound("stop_score", stop_score)
         _score_bound("min_score", min_score)
         check_choice(n, "evaluate", evaluate, _EVALUATE); check_choice(n, "select", select, _SELECT)
+        check_choice(n, "duplicates", duplicates, ("prune", "zero"))
         if scorer is not None and not callable(scorer): raise ValueError("TreeOfThoughts: scorer must be a function (task, path) -> score")
         if scorer is not None and evaluate == "vote":
             raise ValueError("TreeOfThoughts: scorer replaces the evaluator calls, so it cannot be combined with evaluate='vote'")
@@ -342,7 +344,8 @@ def _task_of(input: dict) -> str:
 @patch
 def _settings(self: TreeOfThoughts) -> dict:
     return {k: getattr(self, k) for k in ("depth", "width", "branching", "stop_score", "min_score", "generate",
-                                          "evaluate", "select", "n_evaluate", "synthesize")} | {"scorer": self.scorer is not None}
+                                          "evaluate", "select", "n_evaluate", "synthesize")} | {"scorer": self.scorer is not None} \
+        | ({"duplicates": self.duplicates} if self.duplicates != "prune" else {})  # logs without it fold as before
 
 # %% ../../nbs/14_tot.ipynb #61e95ac9
 @patch
@@ -405,7 +408,7 @@ async def propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: in
             first = seen.setdefault((*s.steps(parent), step), node)
             ctx.emit("tot.proposed", node=node, parent=parent, text=step, answer=self._hook("final_answer")(step),
                      duplicate_of=first if first != node else None)
-            if first != node: ctx.emit("tot.pruned", node=node, reason="duplicate", score=None)
+            if first != node and self.duplicates == "prune": ctx.emit("tot.pruned", node=node, reason="duplicate", score=None)
     _raise_stop(replies)
 
 # %% ../../nbs/14_tot.ipynb #fe9d5b6f
@@ -427,6 +430,9 @@ async def evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: i
     "Score this level's candidates and record them as `tot.evaluated` events, in candidate order."
     s = ctx.state
     todo = [i for i in s.candidates if s.nodes[i].score is None or self.evaluate == "vote"]
+    if self.evaluate == "value" or self.scorer is not None:  # duplicates="zero": a repeat scores 0, as in the paper's value cache
+        for i in [i for i in todo if s.nodes[i].duplicate_of is not None]: ctx.emit("tot.evaluated", node=i, score=0.0, how="duplicate")
+        todo = [i for i in todo if s.nodes[i].duplicate_of is None]
     if self.scorer is not None:
         for i in todo: ctx.emit("tot.evaluated", node=i, score=await self._code_score(task, s.steps(i), i), how="code")
     elif self.evaluate == "value":
