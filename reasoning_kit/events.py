@@ -194,7 +194,7 @@ def read(cls: Log, path: str | Path, repair: bool = False) -> Log:
     path = Path(path)
     return _parse(path.read_text(encoding="utf-8"), str(path), repair=repair)
 
-# %% ../nbs/00_events.ipynb #92b6f770
+# %% ../nbs/00_events.ipynb #0f6bc16d
 import warnings
 
 @patch(cls_method=True)
