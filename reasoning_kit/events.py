@@ -8,7 +8,9 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/events.html.md"""
 from __future__ import annotations
 
 import copy
+import fcntl
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -18,7 +20,8 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 # %% auto #0
-__all__ = ['SCHEMA_VERSION', 'LOG_FORMAT', 'Event', 'Log', 'LogFormatError', 'Reducer', 'fold', 'Timeline']
+__all__ = ['SCHEMA_VERSION', 'DURABILITY', 'LOG_FORMAT', 'TORN', 'Event', 'Log', 'LogFormatError', 'LogLocked', 'Reducer', 'fold',
+           'Timeline']
 
 # %% ../nbs/00_events.ipynb #19079dba
 SCHEMA_VERSION = 1  # bump when the meaning of a stored event changes; old logs must still fold
@@ -40,14 +43,19 @@ class Event(BaseModel):
         return v
 
 # %% ../nbs/00_events.ipynb #fcabb33a
+DURABILITY = ("flush", "fsync", "buffered")  # per event: hand to the OS / force to disk / neither (see benchmarks/log_durability.py)
+
 class Log:
     "An append-only list of events, with listeners and an optional JSON Lines file."
-    def __init__(self, events: Iterable[Event] = (), path: str | Path | None = None):
+    def __init__(self, events: Iterable[Event] = (), path: str | Path | None = None,
+                 durability: str = "flush",  # one of DURABILITY: what each append does to the file
+                 append: bool = False):  # continue a file that already holds these events, instead of refusing it
+        if durability not in DURABILITY: raise ValueError(f"Log: durability must be one of {', '.join(map(repr, DURABILITY))}, got {durability!r:.80}")
         self.events: list[Event] = list(events)
         self._listeners: list[Callable[[Event], None]] = []
         self._t0 = time.monotonic()
-        self._file = None
-        if path is not None: self._open(Path(path))
+        self._file, self.path, self.durability = None, None, durability
+        if path is not None: self._open(Path(path), append)
 
     def __len__(self): return len(self.events)
     def __iter__(self) -> Iterator[Event]: return iter(self.events)
@@ -79,7 +87,10 @@ def append(self: Log, kind: str, data: dict | None = None, key: str | None = Non
     _check_kind(kind)
     ev = _event(kind, data if data is not None else {}, key, len(self.events), round(time.monotonic() - self._t0, 6))
     self.events.append(ev)
-    if self._file is not None: self._file.write(_line(ev)); self._file.flush()
+    if self._file is not None:
+        self._file.write(_line(ev))
+        if self.durability != "buffered": self._file.flush()
+        if self.durability == "fsync": os.fsync(self._file.fileno())
     for fn in self._listeners: fn(ev)
     return ev
 
@@ -91,6 +102,7 @@ def subscribe(self: Log, fn: Callable[[Event], None]) -> Callable[[], None]:
 
 # %% ../nbs/00_events.ipynb #0f451de9
 LOG_FORMAT = "reasoning_kit.log"
+TORN = "the run did not finish: the last line is incomplete"  # what a crash while writing leaves, in every report of it
 
 class LogFormatError(ValueError):
     "A log file or text that cannot be read; the message names the line."
@@ -110,21 +122,34 @@ def to_jsonl(self: Log) -> str:
 
 @patch
 def write(self: Log, path: str | Path) -> Path:
-    "Write the whole log to `path` (replacing it) and return the path."
-    path = Path(path); path.write_text(self.to_jsonl(), encoding="utf-8"); return path
+    "Write the whole log to `path` (replacing it all at once: a crash leaves the old file or the new one) and return the path."
+    path = Path(path); tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f: f.write(self.to_jsonl()); f.flush(); os.fsync(f.fileno())
+    os.replace(tmp, path); return path
+
+class LogLocked(RuntimeError):
+    "Another run is writing this log file."
 
 @patch
-def _open(self: Log, path: Path):
-    if path.exists() and path.stat().st_size > 0:
-        raise FileExistsError(f"{path} already holds a log; read it with Log.read (and replay it) "
-                              "instead of writing over it, or choose a new path")
-    self._file = open(path, "w", encoding="utf-8")
-    self._file.write(_header()); self._file.writelines(_line(e) for e in self.events); self._file.flush()
+def _open(self: Log, path: Path, append: bool = False):
+    if not append and path.exists() and path.stat().st_size > 0:
+        raise FileExistsError(f"{path} already holds a log; read it with Log.read (and replay it), run with "
+                              "resume=True to continue it, or choose a new path")
+    f = open(path, "a" if append else "w", encoding="utf-8")
+    try: fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # one writer per file, across processes
+    except BlockingIOError:
+        f.close(); raise LogLocked(f"{path} is being written by another run; wait for it to finish or use another path") from None
+    self._file, self.path = f, path
+    if not append: f.write(_header()); f.writelines(_line(e) for e in self.events)
+    f.flush()
 
 @patch
 def close(self: Log):
-    "Stop writing to the file (the events stay in memory)."
-    if self._file is not None: self._file.close(); self._file = None
+    "Stop writing to the file (the events stay in memory) and release its lock."
+    if self._file is not None:
+        self._file.flush()
+        if self.durability == "fsync": os.fsync(self._file.fileno())
+        self._file.close(); self._file = None
 
 # %% ../nbs/00_events.ipynb #5a82ea45
 def _parse(text: str, source: str = "<text>", repair: bool = False) -> Log:
@@ -146,8 +171,8 @@ def _parse(text: str, source: str = "<text>", repair: bool = False) -> Log:
         except json.JSONDecodeError as e:
             if last and not ends_clean:
                 if repair: break
-                raise LogFormatError(f"{source}:{n}: truncated: the file ends in the middle of an event "
-                                     f"(a crash while writing?); read it with repair=True to drop that line") from None
+                raise LogFormatError(f"{source}:{n}: truncated: {TORN} (the process died while writing it?); "
+                                     f"read it with repair=True to drop that line") from None
             raise LogFormatError(f"{source}:{n}: not valid JSON ({e.msg} at column {e.colno})") from None
         try: ev = Event.model_validate(obj)
         except ValidationError as e:
@@ -168,6 +193,24 @@ def read(cls: Log, path: str | Path, repair: bool = False) -> Log:
     "Read a log file; `repair=True` drops a last line that a crash cut short."
     path = Path(path)
     return _parse(path.read_text(encoding="utf-8"), str(path), repair=repair)
+
+# %% ../nbs/00_events.ipynb #0f6bc16d
+import warnings
+
+@patch(cls_method=True)
+def resume(cls: Log, path: str | Path, durability: str = "flush") -> Log:
+    "The log in `path`, open to append to (a torn last line reported once and dropped); a missing file starts a new log."
+    path = Path(path)
+    if not path.exists() or path.stat().st_size == 0: return cls(path=path, durability=durability)
+    raw = path.read_bytes()
+    cut = raw.rfind(b"\n") + 1  # the end of the last complete line
+    if cut == 0: raise LogFormatError(f"{path}:1: {TORN}, and it was the header: remove the file to start again")
+    events = _parse(raw[:cut].decode("utf-8"), str(path)).events
+    log = cls(events, path=path, durability=durability, append=True)  # takes the lock before changing anything
+    if cut < len(raw):
+        log._file.truncate(cut)
+        warnings.warn(f"{path}: {TORN}; dropped it and kept the {len(events)} complete events", RuntimeWarning, stacklevel=2)
+    return log
 
 # %% ../nbs/00_events.ipynb #3134b452
 class Reducer(Protocol):

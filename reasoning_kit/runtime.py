@@ -240,6 +240,8 @@ class RunReducer:
         return f
 
     def apply(self, s: RunState, e: Event):
+        if e.kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
+            s.__dict__.update(self.initial().__dict__); return
         f = self._engine_part[e.kind] if e.kind in self._engine_part else self._part(e)
         if f is not None and (e.key is not None or f in _ENGINE_EVENTS.values()): f(s, e)
         if self.algorithm is not None: self.algorithm.apply(s.algo, e)
@@ -368,9 +370,9 @@ async def gather(self: Context, *aws: Awaitable, return_exceptions: bool = False
 class Run:
     "One execution of an algorithm: a live log and the state folded from it."
     def __init__(self, engine: Engine, algorithm: Algorithm, input: dict, budget: Budget | None,
-                 replay: Log | None, log_path: str | Path | None, seed: int, retry_errors: bool):
+                 replay: Log | None, log: Log, seed: int, retry_errors: bool, parent: dict | None = None):
         self.engine, self.algorithm, self.input, self.budget, self.seed = engine, algorithm, input, budget, seed
-        self.log = Log(path=log_path)
+        self.log, self.parent = log, parent  # the log may already hold earlier runs of this file (resume)
         self.reducer = RunReducer(algorithm)
         self.state = self.reducer.initial()
         self.log.subscribe(functools.partial(self.reducer.apply, self.state))
@@ -527,7 +529,8 @@ class Outcome(BaseModel):
 async def _main(self: Run) -> Outcome:
     a = self.algorithm
     self.log.append("run.started", {"algorithm": a.name, "config": a.config(), "input": self.input, "seed": self.seed,
-                                    "budget": self.budget.model_dump() if self.budget else None, "schema": SCHEMA_VERSION})
+                                    "budget": self.budget.model_dump() if self.budget else None, "schema": SCHEMA_VERSION,
+                                    **({"parent": self.parent} if self.parent else {})})
     status, error = Status.OK, None
     try:
         st = await a.run(Context(self))
@@ -581,19 +584,45 @@ class Engine:
 
     def start(self, algorithm: Algorithm, input: dict | None = None, *, budget: Budget | None = None,
               replay: Log | str | Path | Outcome | None = None, log: str | Path | None = None, seed: int = 0,
-              retry_errors: bool = False) -> Run:
+              retry_errors: bool = False,
+              resume: bool = False,  # continue the file `log` names: serve every call it answered, append
+              durability: str = "flush",  # for `log`: "flush", "fsync" or "buffered" per event (see events.DURABILITY)
+              parent: dict | None = None) -> Run:  # where a fork came from (written into run.started)
         "Start a run and return it at once; await it for the `Outcome`."
         if not isinstance(algorithm, Algorithm): raise TypeError(f"expected an Algorithm, got {type(algorithm).__name__}")
         if input is not None and not isinstance(input, dict): raise TypeError(f"input must be a dict, got {type(input).__name__}")
+        if not isinstance(resume, bool): raise ValueError(f"resume must be True or False, got {resume!r:.80}")
         if isinstance(replay, (str, Path)): replay = Log.read(replay, repair=True)
         elif isinstance(replay, Outcome): replay = replay.log
-        run = Run(self, algorithm, dict(input or {}), budget or self.budget, replay, log, seed, retry_errors)
+        if resume:
+            if log is None: raise ValueError("resume=True needs log=: the file to continue")
+            if replay is not None: raise ValueError("give replay= or resume=True, not both (resume replays the log file itself)")
+            file_log = Log.resume(log, durability)
+            if len(file_log): replay = Log(file_log.events); file_log.append("run.resumed", {"events": len(file_log)})
+        else: file_log = Log(path=log, durability=durability)
+        run = Run(self, algorithm, dict(input or {}), budget or self.budget, replay, file_log, seed, retry_errors, parent)
         run._task = asyncio.ensure_future(run._main())
         return run
 
     async def run(self, algorithm: Algorithm, input: dict | None = None, **kw) -> Outcome:
         "Run `algorithm` on `input` to the end."
         return await self.start(algorithm, input, **kw)
+
+    async def fork(self, source: Outcome | Log | str | Path, at: int, algorithm: Algorithm | None = None,
+                   input: dict | None = None, budget: Budget | None = None, **kw) -> Outcome:
+        "Run again from `source`'s first `at` events: every call answered there is served; from there on, the new settings apply."
+        path = str(source) if isinstance(source, (str, Path)) else None
+        events = (Log.read(source, repair=True) if path else source.log if isinstance(source, Outcome) else source).events
+        if isinstance(at, bool) or not isinstance(at, int) or not 0 <= at <= len(events):
+            raise ValueError(f"fork: at must be an event index from 0 to {len(events)}, got {at!r:.80}")
+        started = next((e for e in events if e.kind == "run.started"), None)
+        if started is None: raise ValueError("fork: the source holds no run.started event: not a run's log")
+        algorithm = algorithm if algorithm is not None else algorithm_of(events)
+        input = input if input is not None else started.data.get("input", {})
+        kw.setdefault("seed", started.data.get("seed", 0))
+        if budget is None and started.data.get("budget"): budget = Budget(**started.data["budget"])  # the parent's, unless changed
+        parent = {"path": path, "at": at, "events": len(events), "algorithm": started.data.get("algorithm")}
+        return await self.run(algorithm, input, budget=budget, replay=Log(events[:at]), parent=parent, **kw)
 
     def run_sync(self, algorithm: Algorithm, input: dict | None = None, **kw) -> Outcome:
         "`run` for scripts without an event loop (in a notebook, `await engine.run(...)` instead)."
