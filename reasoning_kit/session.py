@@ -8,6 +8,8 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/session.html.md"""
 # %% ../nbs/31_session.ipynb #cf7cee9a
 from __future__ import annotations
 
+from fastcore.basics import patch
+
 import asyncio
 import json
 import os
@@ -216,8 +218,8 @@ def _read_index(path: Path) -> dict:
 
 _KEEP = object()
 
-@classmethod
-def _open(cls, path: str | Path,  # the session's directory
+@patch(cls_method=True)
+def open(cls: Session, path: str | Path,  # the session's directory
           engine: Engine, algorithm: ToolLoop,  # as for a new session: the same kind of algorithm
           *, turn_budget: Budget | None = _KEEP, budget: Budget | None = _KEEP) -> Session:  # default: the stored ones
     "Open a session kept on disk, to carry on with it."
@@ -238,7 +240,6 @@ def _open(cls, path: str | Path,  # the session's directory
         if turn.status in ENDED: s.messages = _conversation(turn.value); s.agent = turn.value.get("agent", s.agent)
     return s
 
-Session.open = _open
 
 # %% ../nbs/31_session.ipynb #ff09be77
 def _start_resume(self: Session) -> Run:
