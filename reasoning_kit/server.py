@@ -143,12 +143,19 @@ RunServer._json, RunServer._endpoint = _json, _endpoint
 # %% ../nbs/32_server.ipynb #1bbe384d
 @patch
 async def _body(self: RunServer, request: Request, fields: set[str]) -> dict:
-    if int(request.headers.get("content-length") or 0) > self.max_body: raise APIError(413, f"request body over {self.max_body} bytes")
-    raw = await request.body()
-    if len(raw) > self.max_body: raise APIError(413, f"request body over {self.max_body} bytes")
+    length = request.headers.get("content-length") or "0"
+    if not length.isdigit(): raise APIError(400, "Content-Length is not a number")
+    if int(length) > self.max_body: raise APIError(413, f"request body over {self.max_body} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():  # a chunked body is counted as it arrives, never read whole first
+        size += len(chunk)
+        if size > self.max_body: raise APIError(413, f"request body over {self.max_body} bytes")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
     if not raw.strip(): return {}
     try: body = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as e: raise APIError(400, f"body is not JSON: {e}") from None
+    except RecursionError: raise APIError(400, "body is nested too deeply") from None
     if not isinstance(body, dict): raise APIError(400, f"body must be a JSON object, got {type(body).__name__}")
     extra = sorted(set(body) - fields)
     if extra: raise APIError(400, f"unknown fields {extra}; expected some of {sorted(fields)}")
