@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from .events import Log, LogFormatError
 from .runtime import fold_run
 
 # %% auto #0
-__all__ = ['CLIError', 'read_log', 'short', 'events_lines', 'result_of', 'demo', 'parser', 'main']
+__all__ = ['CLIError', 'read_log', 'short', 'safe', 'events_lines', 'result_of', 'demo', 'parser', 'main']
 
 # %% ../nbs/34_cli.ipynb #2443ccdd
 class CLIError(Exception):
@@ -29,8 +30,21 @@ def read_log(path: str, repair: bool = False) -> Log:
     if not p.exists(): raise CLIError(f"{path}: no such file")
     if p.is_dir(): raise CLIError(f"{path}: is a directory, not a log file")
     try: return Log.read(p, repair=repair)
-    except LogFormatError as e: raise CLIError(str(e)) from None
+    except LogFormatError as e: raise CLIError(str(e).replace("log schema None is newer", "the header has no schema version: it is newer")) from None
     except UnicodeDecodeError as e: raise CLIError(f"{path}: not a text file ({e.reason} at byte {e.start})") from None
+    except RecursionError: raise CLIError(f"{path}: JSON nested too deeply to be a run's log") from None
+    except (ValueError, TypeError, KeyError) as e: raise CLIError(f"{path}: not a run's log: {_problem(e)}") from None
+
+def _config_problem(e: Exception) -> str:
+    import re
+    if isinstance(e, TypeError) and (m := re.search(r"unexpected keyword argument '([^']+)'", str(e))):
+        return f"unknown config key {m.group(1)!r} (written by a newer reasoning_kit?)"
+    return _problem(e)
+
+def _problem(e: Exception) -> str:
+    "What is wrong, in words: a missing field is named as one."
+    if isinstance(e, KeyError): return f"an event lacks the field {e.args[0]!r}" if e.args else "a field is missing"
+    return f"{type(e).__name__}: {e}".splitlines()[0][:300]
 
 # %% ../nbs/34_cli.ipynb #7739e65f
 def short(data: dict, width: int = 100) -> str:
@@ -38,9 +52,13 @@ def short(data: dict, width: int = 100) -> str:
     s = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return s if len(s) <= width else s[:max(width - 3, 0)] + "..."
 
+def safe(s: str) -> str:
+    "`s` with control characters (ANSI escapes included) shown as escapes, never sent to the terminal."
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in s)
+
 def events_lines(log: Log, kind: str | None = None, width: int = 100) -> list[str]:
-    "One line per event: seq, kind, key, short data."
-    return [f"{e.seq:>5}  {e.kind:<28} {e.key or '-':<32} {short(e.data, width)}"
+    "One line per event: seq, kind, key, short data; control characters escaped."
+    return [safe(f"{e.seq:>5}  {e.kind:<28} {e.key or '-':<32} {short(e.data, width)}")
             for e in log if kind is None or e.kind.startswith(kind)]
 
 # %% ../nbs/34_cli.ipynb #529ca82a
@@ -48,12 +66,17 @@ def result_of(log: Log) -> dict:
     "How the run in `log` ended and the algorithm's result, from the fold of the log."
     import reasoning_kit.algos  # noqa: F401  (registers every algorithm by name)
     if not len(log) or log[0].kind != "run.started": raise CLIError("the log does not start with run.started: not a run's log")
-    try: s = fold_run(log)
-    except LookupError as e: raise CLIError(str(e)) from None
     from reasoning_kit.runtime import algorithm_of
-    algorithm = algorithm_of(log)
+    try: algorithm = algorithm_of(log)
+    except Exception as e: raise CLIError(f":2: the run.started config is not valid: {_config_problem(e)}") from None
+    try:
+        s = fold_run(log)
+        result = algorithm.result(s.algo)
+    except RecursionError: raise CLIError("the log is nested too deeply to fold") from None
+    except Exception as e: raise CLIError(f"the log cannot be folded: {_problem(e)}") from None
+    answer = result.get("answer") if isinstance(result, dict) else None
     return {"algorithm": s.algorithm, "status": s.status or "unfinished", "error": s.error, "calls": s.calls,
-            "result": algorithm.result(s.algo)}
+            "answer": answer, "result": result}
 
 # %% ../nbs/34_cli.ipynb #dc0d0994
 def _system_of(request) -> str: return next((m.content or "" for m in request.messages if m.role == "system"), "")
@@ -113,7 +136,10 @@ async def demo(logs: str | None = None, out=None) -> list:
     from reasoning_kit.tools import ToolHandler
     from reasoning_kit.validate import ValidationHandler
     out, outcomes = out or sys.stdout, []
-    if logs is not None: Path(logs).mkdir(parents=True, exist_ok=True)
+    if logs is not None:
+        try: Path(logs).mkdir(parents=True, exist_ok=True)
+        except OSError as e: raise CLIError(f"{logs}: cannot write logs there: {e.strerror or e}") from None
+        if not os.access(logs, os.W_OK): raise CLIError(f"{logs}: cannot write logs there: not writable")
     demos, registry = _demos()
     for name, algorithm, input, model, describe in demos:
         async with Engine() as engine:
@@ -148,10 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         if args.command == "events": print("\n".join(events_lines(read_log(args.log, args.repair), args.kind, args.width)))
-        elif args.command == "result": print(json.dumps(result_of(read_log(args.log, args.repair)), indent=1, ensure_ascii=False))
+        elif args.command == "result":
+            try: print(json.dumps(result_of(read_log(args.log, args.repair)), indent=1, ensure_ascii=True))
+            except CLIError as e: raise CLIError(str(e) if str(e).startswith(args.log) else f"{args.log}{'' if str(e).startswith(':') else ': '}{e}") from None
         elif args.command == "demo": asyncio.run(demo(args.logs))
     except CLIError as e:
-        print(f"reasoning-kit: error: {e}", file=sys.stderr); return 2
+        print(safe(f"reasoning-kit: error: {e}"), file=sys.stderr); return 2
     except BrokenPipeError: pass  # `... | head` closed the pipe: not an error
     return 0
 

@@ -7,6 +7,8 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/memory.html.md"""
 # %% ../nbs/30_memory.ipynb #948c1481
 from __future__ import annotations
 
+from fastcore.basics import patch
+
 import json
 import math
 import re
@@ -87,7 +89,8 @@ def _add(self: Memory, text: str,  # the note
 Memory._index, Memory.add = _index, _add
 
 # %% ../nbs/30_memory.ipynb #657cae00
-def _search(self: Memory, query: str,  # words to look for
+@patch
+def search(self: Memory, query: str,  # words to look for
             k: int = 5,  # at most this many notes
             tags: Iterable[str] | None = None,  # only notes carrying every one of these tags
             k1: float = 1.2, b: float = 0.75) -> list[tuple[Note, float]]:
@@ -109,15 +112,12 @@ def _search(self: Memory, query: str,  # words to look for
     hits.sort(key=lambda h: (-h[1], -h[0].n))
     return hits[:k]
 
-Memory.search = _search
-
 # %% ../nbs/30_memory.ipynb #de9f09fd
-def _recall(self: Memory, task: str,  # what the run is about
+@patch
+def recall(self: Memory, task: str,  # what the run is about
             k: int = 5, tags: Iterable[str] | None = None) -> list[str]:
     "The texts of the notes most relevant to `task` (usable as a ToolLoop's `recall=`)."
     return [n.text for n, _ in self.search(task, k=k, tags=tags)]
-
-Memory.recall = _recall
 
 # %% ../nbs/30_memory.ipynb #45503896
 def _header() -> str: return json.dumps({"format": MEMORY_FORMAT, "version": MEMORY_VERSION}) + "\n"
@@ -130,6 +130,7 @@ def _why(e: Exception) -> str:
     if isinstance(e, json.JSONDecodeError): return f"not valid JSON ({e.msg} at column {e.colno})"
     return f"not a note: {'.'.join(map(str, e.errors()[0]['loc']))}: {e.errors()[0]['msg']}"
 
+@patch
 def _load(self: Memory, repair: bool):
     p = self.path
     if not p.exists() or p.stat().st_size == 0:
@@ -159,8 +160,6 @@ def _load(self: Memory, repair: bool):
         if note.n != len(self.notes):
             raise MemoryFormatError(f"{p}:{i}: note n={note.n} out of order (expected {len(self.notes)}): the file is append-only")
         self._index(note)
-
-Memory._load = _load
 
 # %% ../nbs/30_memory.ipynb #fc7eed4e
 def _events(run) -> list[Event]:

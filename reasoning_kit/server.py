@@ -7,6 +7,8 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/server.html.md"""
 # %% ../nbs/32_server.ipynb #a94980b6
 from __future__ import annotations
 
+from fastcore.basics import patch
+
 import asyncio
 import hmac
 import inspect
@@ -139,21 +141,28 @@ def _endpoint(self: RunServer, fn):
 RunServer._json, RunServer._endpoint = _json, _endpoint
 
 # %% ../nbs/32_server.ipynb #1bbe384d
+@patch
 async def _body(self: RunServer, request: Request, fields: set[str]) -> dict:
-    if int(request.headers.get("content-length") or 0) > self.max_body: raise APIError(413, f"request body over {self.max_body} bytes")
-    raw = await request.body()
-    if len(raw) > self.max_body: raise APIError(413, f"request body over {self.max_body} bytes")
+    length = request.headers.get("content-length") or "0"
+    if not length.isdigit(): raise APIError(400, "Content-Length is not a number")
+    if int(length) > self.max_body: raise APIError(413, f"request body over {self.max_body} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():  # a chunked body is counted as it arrives, never read whole first
+        size += len(chunk)
+        if size > self.max_body: raise APIError(413, f"request body over {self.max_body} bytes")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
     if not raw.strip(): return {}
     try: body = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as e: raise APIError(400, f"body is not JSON: {e}") from None
+    except RecursionError: raise APIError(400, "body is nested too deeply") from None
     if not isinstance(body, dict): raise APIError(400, f"body must be a JSON object, got {type(body).__name__}")
     extra = sorted(set(body) - fields)
     if extra: raise APIError(400, f"unknown fields {extra}; expected some of {sorted(fields)}")
     return body
 
-RunServer._body = _body
-
 # %% ../nbs/32_server.ipynb #2143cb13
+@patch
 def _build(self: RunServer, name: Any, config: Any) -> Algorithm:
     if not isinstance(name, str) or name not in self.algorithms:
         raise APIError(400, f"unknown algorithm {name!r}; known: {sorted(self.algorithms)}")
@@ -178,9 +187,8 @@ def _build(self: RunServer, name: Any, config: Any) -> Algorithm:
             f"{'.'.join(map(str, er['loc']))}: {er['msg']}" for er in e.errors())
         raise APIError(400, f"bad config for {name!r}: {msg}") from None
 
-RunServer._build = _build
-
 # %% ../nbs/32_server.ipynb #0ec0d34e
+@patch
 def _budget(self: RunServer, raw: Any, capped: bool = True) -> Budget | None:
     if raw is None: return self.budget if capped else None
     if not isinstance(raw, dict): raise APIError(400, f"bad budget: must be a JSON object like {{\"calls\": 10}}, got {type(raw).__name__}")
@@ -194,8 +202,6 @@ def _budget(self: RunServer, raw: Any, capped: bool = True) -> Budget | None:
         if limits[f] is None: limits[f] = cap
         elif limits[f] > cap: raise APIError(400, f"bad budget: {f} {limits[f]} exceeds this server's limit of {cap}")
     return Budget(**limits)
-
-RunServer._budget = _budget
 
 # %% ../nbs/32_server.ipynb #071f0fc8
 def _wake(entry: _Tracked, _event=None):
@@ -393,6 +399,7 @@ RunServer._turn, RunServer._turn_start, RunServer._post_message, RunServer._resu
     _turn, _turn_start, _post_message, _resume, _get_session
 
 # %% ../nbs/32_server.ipynb #7099ed03
+@patch
 def _make_app(self: RunServer) -> Starlette:
     ep = self._endpoint
     routes = [Route("/algorithms", ep(self._algorithms), methods=["GET"]),
@@ -418,8 +425,6 @@ def _make_app(self: RunServer) -> Starlette:
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: bad_method}, lifespan=lifespan)
     app.state.server = self
     return app
-
-RunServer._make_app = _make_app
 
 def make_app(engine: Engine, **options) -> Starlette:
     "The ASGI application serving `engine` (options as for `RunServer`)."

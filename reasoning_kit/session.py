@@ -8,6 +8,8 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/session.html.md"""
 # %% ../nbs/31_session.ipynb #cf7cee9a
 from __future__ import annotations
 
+from fastcore.basics import patch
+
 import asyncio
 import json
 import os
@@ -21,7 +23,7 @@ from .runtime import Budget, Engine, Outcome, Run, RunState, Status, fold_run
 
 # %% auto #0
 __all__ = ['ENDED', 'INDEX', 'SESSION_FORMAT', 'SESSION_VERSION', 'Turn', 'Spent', 'SessionBudgetSpent', 'SessionBusy',
-           'turn_budget_left', 'Session']
+           'turn_budget_left', 'Session', 'inside']
 
 # %% ../nbs/31_session.ipynb #b2e0b576
 ENDED = frozenset({Status.OK.value, Status.NO_SOLUTION.value, Status.BUDGET_EXHAUSTED.value})  # turns whose conversation is kept
@@ -216,8 +218,14 @@ def _read_index(path: Path) -> dict:
 
 _KEEP = object()
 
-@classmethod
-def _open(cls, path: str | Path,  # the session's directory
+def inside(root: Path, name, where: str) -> str:
+    "`name` if it is a plain file name inside `root`, else a ValueError: paths read from disk never leave it."
+    if not isinstance(name, str) or not name or Path(name).name != name or name in (".", ".."):
+        raise ValueError(f"{where} names {name!r} as a log: only file names inside the session's directory are read")
+    return name
+
+@patch(cls_method=True)
+def open(cls: Session, path: str | Path,  # the session's directory
           engine: Engine, algorithm: ToolLoop,  # as for a new session: the same kind of algorithm
           *, turn_budget: Budget | None = _KEEP, budget: Budget | None = _KEEP) -> Session:  # default: the stored ones
     "Open a session kept on disk, to carry on with it."
@@ -229,7 +237,7 @@ def _open(cls, path: str | Path,  # the session's directory
             budget=stored(doc.get("budget")) if budget is _KEEP else budget)
     s.path = path
     for t in doc["turns"]:
-        files = list(t.get("logs", []))
+        files = [inside(path, f, INDEX) for f in t.get("logs", [])]
         # a crash may cut a log's last line (repair drops it), or come before the file was made (an empty log)
         log = Log.read(path / files[-1], repair=True) if files and (path / files[-1]).exists() else Log()
         state = fold_run(log, algorithm)
@@ -238,7 +246,6 @@ def _open(cls, path: str | Path,  # the session's directory
         if turn.status in ENDED: s.messages = _conversation(turn.value); s.agent = turn.value.get("agent", s.agent)
     return s
 
-Session.open = _open
 
 # %% ../nbs/31_session.ipynb #ff09be77
 def _start_resume(self: Session) -> Run:

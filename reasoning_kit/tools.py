@@ -11,10 +11,12 @@ import inspect
 import json
 from typing import Any, Awaitable, Callable
 
+from fastcore.basics import patch
 from fastcore.docments import docments
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .llm import ToolCall, ToolSpec
+from .runtime import check_int
 
 # %% auto #0
 __all__ = ['Tool', 'tool', 'ToolResult', 'ToolRegistry', 'ToolHandler']
@@ -99,8 +101,12 @@ class ToolHandler:
 
     def __init__(self, registry: ToolRegistry,
                  guard: Callable[[ToolCall], Any] | None = None,  # False or a reason string refuses
-                 approve: Callable[[ToolCall], bool | Awaitable[bool]] | None = None):  # asked for approval=True tools
+                 approve: Callable[[ToolCall], bool | Awaitable[bool]] | None = None,  # asked for approval=True tools
+                 max_argument_chars: int = 100_000,  # a call whose JSON arguments are longer is refused
+                 max_calls_per_turn: int = 16):  # a turn's tool call at index >= this is refused
         self.registry, self.guard, self.approve = registry, guard, approve
+        self.max_argument_chars = check_int("ToolHandler", "max_argument_chars", max_argument_chars, 1, 10**9)
+        self.max_calls_per_turn = check_int("ToolHandler", "max_calls_per_turn", max_calls_per_turn, 1, 10_000)
 
     def attach(self, engine) -> ToolHandler:
         "Run this engine's tool calls; returns self."
@@ -110,13 +116,26 @@ class ToolHandler:
 async def _maybe_await(v):
     return await v if inspect.isawaitable(v) else v
 
-async def _handle(self: ToolHandler, call: ToolCall, ec=None) -> ToolResult:
+def _over_limits(h: ToolHandler, call: ToolCall, ec) -> ToolResult | None:
+    size = len(json.dumps(call.arguments, default=str))
+    if size > h.max_argument_chars:
+        return _failed(call, "InvalidArguments", f"arguments are {size} characters; the limit is max_argument_chars={h.max_argument_chars}")
+    index = (ec.key.rsplit("/", 1)[-1] if ec is not None else "")
+    if index.isdigit() and int(index) >= h.max_calls_per_turn:
+        return _failed(call, "TooManyCalls", f"call {int(index) + 1} of this turn; the limit is max_calls_per_turn={h.max_calls_per_turn}")
+
+@patch
+async def handle(self: ToolHandler, call: ToolCall, ec=None) -> ToolResult:
+    "Run one call through the limits, validation, guard and approval; every failure is a result."
+    if (over := _over_limits(self, call, ec)) is not None: return over
     t = self.registry.tools.get(call.name)
     if t is None: return _failed(call, "UnknownTool", f"there is no tool named {call.name!r}; available: {self.registry.names}")
     try: args = t.args_model.model_validate(call.arguments)
     except ValidationError as e:
         why = "; ".join(f"{'.'.join(map(str, er['loc'])) or 'arguments'}: {er['msg']}" for er in e.errors())
         return _failed(call, "InvalidArguments", why)
+    kwargs = {k: getattr(args, k) for k in t.args_model.model_fields}
+    call = call.model_copy(update={"arguments": kwargs})  # the guard and approver see what the tool gets
     if self.guard is not None:
         verdict = await _maybe_await(self.guard(call))
         if verdict is False or isinstance(verdict, str):
@@ -125,9 +144,7 @@ async def _handle(self: ToolHandler, call: ToolCall, ec=None) -> ToolResult:
         ok = bool(await _maybe_await(self.approve(call))) if self.approve is not None else False
         if ec is not None: ec.emit("tool.approval", name=call.name, approved=ok)
         if not ok: return _failed(call, "NotApproved", f"{call.name} needs approval" + ("" if self.approve else " and no approver is attached"))
-    try: out = await _maybe_await(t.fn(**{k: getattr(args, k) for k in t.args_model.model_fields}))
+    try: out = await _maybe_await(t.fn(**kwargs))
     except Exception as e: return _failed(call, "ToolError", f"{type(e).__name__}: {e}")
     content = out if isinstance(out, str) else json.dumps(out, default=str)
     return ToolResult(call_id=call.id, name=call.name, content=content)
-
-ToolHandler.handle = _handle

@@ -37,3 +37,26 @@ def test_the_wheel_contains_every_module(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     sources = {str(p.relative_to(ROOT)) for p in (ROOT / "reasoning_kit").rglob("*.py") if "__pycache__" not in p.parts}
     assert sources <= names, f"missing from the wheel: {sorted(sources - names)}"
+
+
+def test_the_wheel_carries_the_license(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    names = zipfile.ZipFile(next(tmp_path.glob("reasoning_kit-*.whl"))).namelist()
+    lic = [n for n in names if n.endswith("LICENSE")]
+    assert lic, names
+    text = zipfile.ZipFile(next(tmp_path.glob("reasoning_kit-*.whl"))).read(lic[0]).decode()
+    assert "Apache License" in text and "Version 2.0" in text
+
+
+def test_the_sdist_carries_notebooks_examples_tests_and_fixtures(tmp_path):
+    import tarfile
+    proc = subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "-o", str(tmp_path), str(ROOT)],
+                          capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0 and "No module named build" in proc.stderr:
+        import pytest; pytest.skip("the build package is not installed")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = tarfile.open(next(tmp_path.glob("reasoning_kit-*.tar.gz"))).getnames()
+    for want in ["/LICENSE", "/nbs/04_tools.ipynb", "/examples/four_algorithms.py", "/tests/test_packaging.py", "/tests/fixtures/memory_v1.jsonl"]:
+        assert any(n.endswith(want) for n in names), want

@@ -520,3 +520,39 @@ def test_make_app_and_serve_accept_a_server():
     app = make_app(engine, algorithms=["tool_loop"])
     assert isinstance(app.state.server, RunServer) and list(app.state.server.algorithms) == ["tool_loop"]
     assert asyncio.iscoroutinefunction(serve)
+
+
+# ---- issue 14: bodies ---------------------------------------------------------------------------
+
+def test_chunked_body_over_the_limit_is_413_while_reading_and_deep_json_is_400():
+    "A chunked body with no Content-Length stops being read at the limit; 100k-deep JSON is a 400, not a 500."
+    read = []
+
+    async def go():
+        engine, _ = make_engine()
+        server = RunServer(engine, max_body=10_000)
+        async with asgi(server) as c:
+            async def chunks():
+                for i in range(1000):  # 64 MB if read whole
+                    read.append(i)
+                    yield b" " * 65536
+            big = await c.post("/runs", content=chunks(), headers={"content-type": "application/json"})
+            deep = await c.post("/runs", content=b"[" * 4000 + b"]" * 4000)
+            deeper = await c.post("/runs", content=b'{"a":' * 1 + b"[" * 100_000 + b"]" * 100_000 + b"}")
+            bad_len = await c.post("/runs", content=b"{}", headers={"content-length": "x2"})
+        return big, deep, deeper, bad_len
+
+    big, deep, deeper, bad_len = asyncio.run(go())
+    assert big.status_code == 413 and "over 10000 bytes" in big.json()["error"]
+    assert len(read) < 10  # the body was not read whole before the check
+    assert deep.status_code == 400
+    assert deeper.status_code in (400, 413)
+    server_big = asyncio.run(_deep_under_limit())
+    assert server_big.status_code == 400 and "nested too deeply" in server_big.json()["error"]
+
+
+async def _deep_under_limit():
+    engine, _ = make_engine()
+    server = RunServer(engine, max_body=1_000_000)
+    async with asgi(server) as c:
+        return await c.post("/runs", content=b"[" * 100_000 + b"]" * 100_000)

@@ -401,3 +401,17 @@ def test_recall_sees_each_new_message():
     s = run(go())
     assert "lost by the courier" not in seen[0] and "lost by the courier" in seen[1]
     assert all(m["role"] != "system" for m in s.messages)
+
+
+def test_an_index_naming_a_path_outside_the_session_is_refused(tmp_path):
+    "A session index naming ../../etc/passwd (or an absolute path) as a turn's log is never read."
+    import json as _json
+    from reasoning_kit.session import INDEX, Session as _Session
+    from reasoning_kit.algos import ToolLoop as _ToolLoop
+    from reasoning_kit.runtime import Engine as _Engine
+    for bad in ["../../etc/passwd", "/etc/passwd", "sub/../../x"]:
+        d = tmp_path / bad.replace("/", "_")
+        d.mkdir()
+        (d / INDEX).write_text(_json.dumps({"format": "reasoning_kit.session", "version": 1, "algorithm": "tool_loop", "turns": [{"n": 0, "text": "hi", "logs": [bad]}]}))
+        with pytest.raises(ValueError, match="only file names inside the session"):
+            _Session.open(d, _Engine(), _ToolLoop())

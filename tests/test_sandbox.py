@@ -1,0 +1,80 @@
+"The sandbox runner against the escapes issue 14 found in an in-process check."
+import asyncio, os, stat
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from reasoning_kit.algos import GenerateTestRepair
+from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.llm.fake import text
+from reasoning_kit.runtime import Budget, Engine
+from reasoning_kit.sandbox import python_tests, run_python
+from reasoning_kit.validate import ValidationHandler
+
+SECRET = "sk-test-SANDBOXSECRET123456"
+ESCAPE = """
+w = [c for c in ().__class__.__base__.__subclasses__() if c.__name__ == "_wrap_close"][0]
+system = w.__init__.__globals__["system"]
+environ = w.__init__.__globals__["environ"]
+print("KEY=" + repr(environ.get("OPENAI_API_KEY")))
+system("env > seen.txt; echo ran")
+import os; print("files", os.listdir("."))
+"""
+
+@pytest.fixture
+def planted(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+
+def test_subclasses_escape_reaches_no_key(planted):
+    r = asyncio.run(run_python(ESCAPE))
+    assert "KEY=None" in r.stdout and "ran" in r.stdout  # os.system runs, but in an empty environment
+    assert SECRET not in r.stdout + r.stderr and "SANDBOX" not in r.stdout
+
+def test_parent_environ_via_proc(planted):
+    code = "import os\ntry: print(open(f'/proc/{os.getppid()}/environ').read())\nexcept Exception as e: print('refused', type(e).__name__)"
+    r = asyncio.run(run_python(code))
+    if os.geteuid() == 0 and "refused" not in r.stdout:
+        pytest.skip("this Python is not runnable by nobody, so the child keeps root (documented limit)")
+    assert SECRET not in r.stdout
+
+def test_test_strings_run_in_the_sandbox(tmp_path, planted):
+    "input['tests'] strings are evaluated in the child, never in the caller."
+    probe = "__import__('os').environ.get('OPENAI_API_KEY')"
+    ok, why = asyncio.run(python_tests("def f(): return 1", [[probe, "a key"]]))
+    assert not ok and SECRET not in why and why.endswith("got None")  # evaluated where there is no key
+
+def test_memory_limit():
+    r = asyncio.run(run_python("x = bytearray(1 << 30)\nprint('allocated')", memory_mb=128))
+    assert r.returncode != 0 and "allocated" not in r.stdout and "MemoryError" in r.stderr
+
+def test_wall_limit_kills_busy_loop():
+    r = asyncio.run(run_python("while True: pass", seconds=1))
+    assert r.timed_out and r.returncode is None
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(-50, 50), min_size=1, max_size=4))
+def test_python_tests_judges_like_python(xs):
+    tests = [[f"f({x})", x * 2 + (x == 7)] for x in xs]
+    ok, why = asyncio.run(python_tests("def f(x): return 2 * x", tests))
+    assert ok == (7 not in xs)
+    if not ok: assert "f(7)" in why
+
+def _pidfile_code(path):
+    return f"import os\nopen({str(path)!r}, 'w').write(str(os.getpid()))\nwhile True: pass\n"
+
+def test_budget_seconds_kills_the_child(tmp_path):
+    "while True against Budget(seconds=2): the run ends out of time and the child process is gone."
+    tmp_path.chmod(0o777)
+    pidfile = tmp_path / "pid"
+    code = _pidfile_code(pidfile)
+    async def check(answer, ctx): return await python_tests(answer, ctx["input"]["tests"], seconds=120)
+    async def go():
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(lambda req: text(f"```python\n{code}```"))).attach(engine)
+            ValidationHandler({"tests": check}).attach(engine)
+            return await engine.run(GenerateTestRepair("tests", max_repairs=0), {"task": "loop", "tests": [["1", 1]]},
+                                    budget=Budget(seconds=2))
+    out = asyncio.run(go())
+    assert out.status.value != "done"
+    pid = int(pidfile.read_text())
+    with pytest.raises(ProcessLookupError): os.kill(pid, 0)
