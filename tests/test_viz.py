@@ -201,3 +201,20 @@ def test_compare_aligns_by_step():
     assert [s.events[i].data["i"] for s, i in zip(c.sides, c.position(1))] == [1, 1]
     assert c.position(3)[0] == len(a.log) - 1  # the shorter run shows its end
     assert "step <b>3</b>" in c.html(3)
+
+
+from hypothesis import given, settings, strategies as st
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=8))
+def test_any_order_of_moves_shows_the_state_a_fresh_fold_gives(moves):
+    # wherever the stepper goes and in whatever order, the state it shows is the one folding the prefix gives
+    path = FIXTURES / "tot_v0.1.jsonl"
+    s = Stepper(path, every=7)  # small checkpoint interval: moves cross checkpoints both ways
+    fresh = Stepper(path, every=100_000)  # no checkpoints: its timeline folds every prefix from the start
+    for m in moves:
+        s.goto(m % len(s))
+        want = fresh.timeline.state_at(s.pos + 1)
+        assert s.pos == m % len(s)
+        assert (s.state.algo, s.state.calls, s.state.tokens) == (want.algo, want.calls, want.tokens)

@@ -342,5 +342,10 @@ def widget(self: Compare):
     self.slider.observe(move, "value")
     self.ui = W.VBox([self.slider, self.pane]); return self.ui
 
-Compare._repr_html_ = lambda self: self.html()
-Compare._repr_mimebundle_ = lambda self, include=None, exclude=None: {**self.widget()._repr_mimebundle_(), "text/html": self.html()}
+@patch
+def _repr_html_(self: Compare): return self.html()
+
+@patch
+def _repr_mimebundle_(self: Compare, include=None, exclude=None):
+    "The widget where a front end can show it, the comparison as HTML everywhere else."
+    return {**self.widget()._repr_mimebundle_(), "text/html": self.html()}
