@@ -7,3 +7,11 @@ Modules:
 - `reasoning_kit.session`: A conversation over many runs: each user message is one run, every run's log is kept, and a turn that died is finished from its log without asking the model again."""
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    "`reasoning_kit.diff(a, b)`: compare two runs (from reasoning_kit.timetravel, imported on first use)."
+    if name == "diff":
+        from .timetravel import diff
+        return diff
+    raise AttributeError(f"module 'reasoning_kit' has no attribute {name!r}")
