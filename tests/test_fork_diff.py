@@ -59,3 +59,11 @@ def test_fork_names_a_bad_k():
         try: await engine.fork(PARENT, at=10_000)
         except ValueError as e: return str(e)
     assert "at must be an event index from 0 to" in asyncio.run(_go(go))
+
+
+def test_diff_is_reached_from_the_package_root_without_importing_it_early():
+    import subprocess, sys
+    code = ("import sys, reasoning_kit; early = 'reasoning_kit.timetravel' in sys.modules; "
+            "from reasoning_kit.timetravel import diff; print(early, reasoning_kit.diff is diff)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True"]
