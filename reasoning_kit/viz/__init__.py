@@ -369,3 +369,6 @@ def _repr_html_(self: Compare): return self.html()
 def _repr_mimebundle_(self: Compare, include=None, exclude=None):
     "The widget where a front end can show it, the comparison as HTML everywhere else."
     return {**self.widget()._repr_mimebundle_(), "text/html": self.html()}
+
+# %% ../../nbs/20_stepper.ipynb #7fbc108c
+from .export import save_html  # noqa: E402  (export builds on the Stepper above)
