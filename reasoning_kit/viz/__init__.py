@@ -212,7 +212,19 @@ def event_html(self: Stepper, i: int | None = None) -> str:
     "The event at `i` (default: the current one), readable."
     i = self.pos if i is None else i
     if not self.events: return "<i>no events yet</i>"
-    return event_html(self.events[i], len(self.events), self._request_of(self.events[i]))
+    out = event_html(self.events[i], len(self.events), self._request_of(self.events[i]))
+    return out + (self.closing_html(i) if self.events[i].kind == "run.finished" else "")
+
+@patch
+def closing_html(self: Stepper, i: int) -> str:
+    "At the run's end: its answer, cost and status in one line."
+    s = self.state_at(i)
+    try: answer = (self.algorithm.result(s.algo) or {}).get("answer") if self.algorithm else None
+    except Exception: answer = None
+    cost = f" · cost ${s.cost:.4f}" if s.cost else ""
+    return (f'<div class="rk-closing" style="margin-top:6px;padding:4px 6px;background:#f0fdf4;border:1px solid #bbf7d0">'
+            f'answer <b>{esc(shorten(answer, 200)) if answer is not None else "none"}</b> · {s.calls} model calls · '
+            f'{s.tokens:,} tokens{cost} · status <b>{esc(s.status)}</b></div>')
 
 
 @patch
@@ -370,5 +382,5 @@ def _repr_mimebundle_(self: Compare, include=None, exclude=None):
     "The widget where a front end can show it, the comparison as HTML everywhere else."
     return {**self.widget()._repr_mimebundle_(), "text/html": self.html()}
 
-# %% ../../nbs/20_stepper.ipynb #7fbc108c
+# %% ../../nbs/20_stepper.ipynb #14a5d529
 from .export import save_html  # noqa: E402  (export builds on the Stepper above)
