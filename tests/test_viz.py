@@ -218,3 +218,22 @@ def test_any_order_of_moves_shows_the_state_a_fresh_fold_gives(moves):
         want = fresh.timeline.state_at(s.pos + 1)
         assert s.pos == m % len(s)
         assert (s.state.algo, s.state.calls, s.state.tokens) == (want.algo, want.calls, want.tokens)
+
+
+def test_bad_files_say_what_is_wrong_in_one_line(tmp_path):
+    from reasoning_kit.events import LogFormatError
+    whole = (FIXTURES / "debate_v0.1.jsonl").read_text()
+    cut = tmp_path / "cut.jsonl"; cut.write_text(whole[:-25])
+    s = Stepper(cut)
+    assert len(s) == len(Log.from_jsonl(whole)) - 1  # the whole events are kept
+    assert "the run did not finish" in s.problem and "the run did not finish" in s.frame().html
+    unfinished = tmp_path / "unfinished.jsonl"; unfinished.write_text("".join(whole.splitlines(True)[:-1]))
+    assert "the run did not finish" in Stepper(unfinished).problem
+    assert Stepper(FIXTURES / "debate_v0.1.jsonl").problem is None
+    for name, data in [("bin.jsonl", b"\x00\x89PNG\xff\xfe\x00"), ("latin.jsonl", whole.encode()[:200] + "é".encode("latin-1"))]:
+        p = tmp_path / name; p.write_bytes(data)
+        with pytest.raises(LogFormatError) as e: Stepper(p)
+        assert str(p) in str(e.value) and "\n" not in str(e.value)
+    corrupt = tmp_path / "corrupt.jsonl"; corrupt.write_text(whole.replace("\n", "\n{oops\n", 1))
+    with pytest.raises(LogFormatError) as e: Stepper(corrupt)
+    assert str(corrupt) in str(e.value) and "\n" not in str(e.value)

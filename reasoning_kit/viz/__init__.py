@@ -15,7 +15,7 @@ import importlib
 from pathlib import Path
 from typing import Callable
 
-from ..events import Event, Log, Timeline, fold
+from ..events import Event, Log, LogFormatError, Timeline, fold
 from ..runtime import Algorithm, Outcome, Run, RunReducer, RunState, algorithm_of
 from .html import (FRAME_CSS, NO_DOT, Frame, Graph, dot_available, effect_html, esc, event_html, fields_html,
                                     frame_html, message_html, shorten, to_html, usage_html)
@@ -27,9 +27,10 @@ _all_ = ["FRAME_CSS", "NO_DOT", "Frame", "Graph", "dot_available", "effect_html"
          "view_for", "views"]  # re-exported: `from reasoning_kit.viz import Graph, view` as before
 
 # %% auto #0
-__all__ = ['GENERIC_JUMPS', 'StepReducer', 'Stepper', 'Compare', 'FRAME_CSS', 'NO_DOT', 'Frame', 'Graph', 'dot_available',
-           'effect_html', 'esc', 'event_html', 'fields_html', 'frame_html', 'message_html', 'shorten', 'to_html',
-           'usage_html', 'Jump', 'View', 'generic_view', 'matcher', 'state_table', 'view', 'view_for', 'views']
+__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'StepReducer', 'read_log', 'Stepper', 'Compare', 'FRAME_CSS', 'NO_DOT', 'Frame', 'Graph',
+           'dot_available', 'effect_html', 'esc', 'event_html', 'fields_html', 'frame_html', 'message_html', 'shorten',
+           'to_html', 'usage_html', 'Jump', 'View', 'generic_view', 'matcher', 'state_table', 'view', 'view_for',
+           'views']
 
 # %% ../../nbs/20_stepper.ipynb #20d22a25
 class StepReducer(RunReducer):
@@ -49,12 +50,28 @@ def _algorithm(events) -> tuple[Algorithm | None, str | None]:
         try: return algorithm_of(events), None
         except LookupError as e: return None, str(e)
 
+def read_log(path: str | Path) -> tuple[Log, str | None]:
+    "A log file and what is wrong with it, if anything: a cut-short last line is dropped and reported."
+    path = Path(path)
+    try: text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise LogFormatError(f"{path}: not a reasoning_kit log: byte {e.start} is not UTF-8 text (a binary file?)") from None
+    try: return Log.from_jsonl(text), (None if _finished(text) else "the run did not finish: the log has no run.finished event")
+    except LogFormatError as e:
+        if "truncated" not in str(e): raise LogFormatError(str(e).replace("<text>", str(path), 1)) from None
+    return Log.from_jsonl(text, repair=True), "the run did not finish: its last line was cut short (dropped)"
+
+def _finished(text: str) -> bool: return '"run.finished"' in text[text.rstrip().rfind("\n") + 1:]
+
 def _open(source) -> tuple[Log, Algorithm | None, str | None]:
     "The log, the algorithm and a problem to report, from any source."
     if isinstance(source, Run): return source.log, source.algorithm, None
     if isinstance(source, Outcome): log = source.log
     elif isinstance(source, Log): log = source
-    elif isinstance(source, (str, Path)): log = Log.read(source, repair=True)
+    elif isinstance(source, (str, Path)):
+        log, cut = read_log(source)
+        algo, problem = _algorithm(log.events)
+        return log, algo, "; ".join(p for p in (cut, problem) if p) or None
     elif isinstance(source, (list, tuple)): log = Log(source)
     else: raise TypeError(f"Stepper takes an Outcome, a Run, a Log, a list of events or a log path, not {type(source).__name__}")
     return (log, *_algorithm(log.events))
@@ -167,6 +184,9 @@ def _changed(self: Stepper):
     for fn in self._listeners: fn()
 
 # %% ../../nbs/20_stepper.ipynb #e093a89b
+FIT_CSS = ("<style>.rk-fit svg{max-width:100%;height:auto}"  # big trees shrink to the pane's width, never cropped
+           ".rk-fit td,.rk-fit span{white-space:normal;overflow-wrap:anywhere}</style>")  # summaries wrap
+
 @patch
 def picture(self: Stepper, i: int | None = None) -> str:
     "The algorithm's picture of its state after event `i` (default: the current one), as HTML."
@@ -175,7 +195,7 @@ def picture(self: Stepper, i: int | None = None) -> str:
     try: pic = to_html(self.view.draw(self.state_at(i), self.events[i]))
     except Exception as e: pic = f'<div style="color:#b91c1c">the {esc(self.name)} view failed: {esc(type(e).__name__)}: {esc(e)}</div>'
     note = f'<div style="color:#8a6d3b;font-size:12px">{esc(self.problem)}</div>' if self.problem else ""
-    return note + pic
+    return FIT_CSS + note + f'<div class="rk-fit">{pic}</div>'
 
 @patch
 def _request_of(self: Stepper, e: Event) -> Event | None:
@@ -192,7 +212,19 @@ def event_html(self: Stepper, i: int | None = None) -> str:
     "The event at `i` (default: the current one), readable."
     i = self.pos if i is None else i
     if not self.events: return "<i>no events yet</i>"
-    return event_html(self.events[i], len(self.events), self._request_of(self.events[i]))
+    out = event_html(self.events[i], len(self.events), self._request_of(self.events[i]))
+    return out + (self.closing_html(i) if self.events[i].kind == "run.finished" else "")
+
+@patch
+def closing_html(self: Stepper, i: int) -> str:
+    "At the run's end: its answer, cost and status in one line."
+    s = self.state_at(i)
+    try: answer = (self.algorithm.result(s.algo) or {}).get("answer") if self.algorithm else None
+    except Exception: answer = None
+    cost = f" · cost ${s.cost:.4f}" if s.cost else ""
+    return (f'<div class="rk-closing" style="margin-top:6px;padding:4px 6px;background:#f0fdf4;border:1px solid #bbf7d0">'
+            f'answer <b>{esc(shorten(answer, 200)) if answer is not None else "none"}</b> · {s.calls} model calls · '
+            f'{s.tokens:,} tokens{cost} · status <b>{esc(s.status)}</b></div>')
 
 
 @patch
@@ -349,3 +381,6 @@ def _repr_html_(self: Compare): return self.html()
 def _repr_mimebundle_(self: Compare, include=None, exclude=None):
     "The widget where a front end can show it, the comparison as HTML everywhere else."
     return {**self.widget()._repr_mimebundle_(), "text/html": self.html()}
+
+# %% ../../nbs/20_stepper.ipynb #14a5d529
+from .export import save_html  # noqa: E402  (export builds on the Stepper above)
