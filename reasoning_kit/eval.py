@@ -179,7 +179,7 @@ async def _one(engine_or_factory, algorithm: Algorithm, i: int, input: dict, che
                answer=answer_of(out.value), top1=top1, any_of_beam=any_of_beam,
                tokens=out.state.tokens, cost=out.state.cost, seconds=seconds, error=out.error or error, log=log), out
 
-# %% ../nbs/33_eval.ipynb #8e7f54e4
+# %% ../nbs/33_eval.ipynb #ba931579
 async def run_item(engine: Engine | Callable[..., Engine],  # an Engine, or `factory()` / `factory(item)`
                    algorithm: Algorithm, input: dict, *, check: Callable[[dict, dict], bool],
                    index: int = 0,  # the item's position, kept in the row
@@ -267,7 +267,7 @@ def compare(a: Report, b: Report) -> Comparison:
                       only_first=[x.index for x, y in zip(a.rows, b.rows) if x.correct and not y.correct],
                       only_second=[y.index for x, y in zip(a.rows, b.rows) if y.correct and not x.correct])
 
-# %% ../nbs/33_eval.ipynb #d69ced01
+# %% ../nbs/33_eval.ipynb #1ab5049a
 _SWEEP = ("sweep", "sweep_sync", "sweep_from_file", "SweepResult", "summarize", "bootstrap_ci", "pareto_front", "format_summary", "COLUMNS")
 def __getattr__(name: str):
     "`eval.sweep` and its helpers, from reasoning_kit.sweep (imported on first use)."
