@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, computed_field
 from .runtime import Algorithm, Budget, Engine, Outcome, Status, check_int
 
 # %% auto #0
-__all__ = ['Row', 'Report', 'answer_of', 'on_answer', 'evaluate', 'evaluate_sync', 'Comparison', 'compare']
+__all__ = ['Row', 'Report', 'answer_of', 'on_answer', 'run_item', 'evaluate', 'evaluate_sync', 'Comparison', 'compare']
 
 # %% ../nbs/33_eval.ipynb #e3388c1a
 class Row(BaseModel):
@@ -155,13 +155,15 @@ def _takes_item(factory) -> bool:
     return bool(ps) and (ps[0].kind == ps[0].VAR_POSITIONAL or ps[0].default is ps[0].empty)
 
 async def _one(engine_or_factory, algorithm: Algorithm, i: int, input: dict, check, budget: Budget | None,
-               logs_dir: Path | None) -> tuple[Row, Outcome | None]:
+               logs_dir: Path | None, log_path: Path | None = None, replay=None, seed: int = 0) -> tuple[Row, Outcome | None]:
     t0, out, error, correct = time.monotonic(), None, None, False
+    kw = dict(budget=budget, seed=seed, **({"log": log_path} if log_path is not None else {}),
+              **({"replay": replay} if replay is not None else {}))
     try:
-        if isinstance(engine_or_factory, Engine): out = await engine_or_factory.run(algorithm, input, budget=budget)
+        if isinstance(engine_or_factory, Engine): out = await engine_or_factory.run(algorithm, input, **kw)
         else:
             engine = engine_or_factory(input) if _takes_item(engine_or_factory) else engine_or_factory()
-            async with engine: out = await engine.run(algorithm, input, budget=budget)
+            async with engine: out = await engine.run(algorithm, input, **kw)
     except Exception as e: error = f"{type(e).__name__}: {e}"
     seconds = round(time.monotonic() - t0, 6)
     if out is None:
@@ -171,11 +173,23 @@ async def _one(engine_or_factory, algorithm: Algorithm, i: int, input: dict, che
     try: correct = bool(check(out.value, input)); top1, any_of_beam = _beam(check, out.value, input)
     except Exception as e: error = f"check: {type(e).__name__}: {e}"
     cached = _cached(out)
-    log = str(out.log.write(logs_dir / f"{i:04d}.jsonl")) if logs_dir is not None else None
+    log = str(log_path) if log_path is not None else str(out.log.write(logs_dir / f"{i:04d}.jsonl")) if logs_dir is not None else None
     return Row(index=i, input=input, status=out.status.value, value=out.value, correct=correct,
                calls=max(out.calls - cached, 0) if not hasattr(out, "cached") else out.calls, cached=cached,
                answer=answer_of(out.value), top1=top1, any_of_beam=any_of_beam,
                tokens=out.state.tokens, cost=out.state.cost, seconds=seconds, error=out.error or error, log=log), out
+
+# %% ../nbs/33_eval.ipynb #ba931579
+async def run_item(engine: Engine | Callable[..., Engine],  # an Engine, or `factory()` / `factory(item)`
+                   algorithm: Algorithm, input: dict, *, check: Callable[[dict, dict], bool],
+                   index: int = 0,  # the item's position, kept in the row
+                   budget: Budget | None = None,  # the item's budget
+                   log: str | Path | None = None,  # the engine writes the run's log here as it goes
+                   replay=None,  # a (partial) log of this item to serve answered calls from
+                   seed: int = 0) -> tuple[Row, Outcome | None]:
+    "One checked run of `algorithm` on `input`: its Row and Outcome (None when the run raised)."
+    return await _one(engine, algorithm, index, input, check, budget, None, Path(log) if log is not None else None, replay, seed)
+
 
 # %% ../nbs/33_eval.ipynb #718736a2
 def _inputs(tasks: Iterable) -> list[dict]:
@@ -252,3 +266,13 @@ def compare(a: Report, b: Report) -> Comparison:
     return Comparison(labels=(a.label, b.label), metrics={k: (fa[k], fb[k]) for k in fa},
                       only_first=[x.index for x, y in zip(a.rows, b.rows) if x.correct and not y.correct],
                       only_second=[y.index for x, y in zip(a.rows, b.rows) if y.correct and not x.correct])
+
+# %% ../nbs/33_eval.ipynb #1ab5049a
+_SWEEP = ("sweep", "sweep_sync", "sweep_from_file", "SweepResult", "summarize", "bootstrap_ci", "pareto_front", "format_summary", "COLUMNS")
+def __getattr__(name: str):
+    "`eval.sweep` and its helpers, from reasoning_kit.sweep (imported on first use)."
+    if name in _SWEEP:
+        import importlib
+        return getattr(importlib.import_module("reasoning_kit.sweep"), name)
+    raise AttributeError(f"module 'reasoning_kit.eval' has no attribute {name!r}")
+

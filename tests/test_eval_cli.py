@@ -1,0 +1,27 @@
+"""sweep_from_file: the experiment file `reasoning-kit eval FILE` runs (the CLI subcommand needs the
+integrator's wiring in 34_cli; these tests call the library function directly)."""
+import json
+
+import pytest
+
+from reasoning_kit.eval import format_summary, sweep_from_file
+
+
+def test_json_experiment_file(tmp_path):
+    f = tmp_path / "exp.json"
+    f.write_text(json.dumps({"tasks": {"game24": [900, 902]}, "model": "scripted:game24", "check": "game24", "dir": "out",
+                             "configs": {"b1": {"algorithm": "TreeOfThoughts", "depth": 4, "width": 1, "branching": 4,
+                                                "generate": "propose", "evaluate": "value", "n_evaluate": 1,
+                                                "stop_score": None, "prompts": "game24"}}}))
+    res = sweep_from_file(f)
+    assert [r["correct"] for r in res.rows] == [True, True]
+    assert (tmp_path / "out" / "table.csv").exists()
+    text = format_summary(res.summary())
+    assert text.splitlines()[1].startswith("b1") and "100.0%" in text
+
+
+def test_unknown_algorithm_is_named(tmp_path):
+    f = tmp_path / "exp.toml"
+    f.write_text('tasks = ["4 9 10 13"]\n[configs.x]\nalgorithm = "NoSuch"\n')
+    with pytest.raises(ValueError, match="configs.x.algorithm: no algorithm named 'NoSuch'"):
+        sweep_from_file(f)

@@ -1,0 +1,128 @@
+"""sweep: one tidy table over a grid, the same table however often it is run or resumed, a changed
+configuration refused, and a sweep (one configuration, so a (task, key) names one call) killed with -9 resumes without asking any answered call twice."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from reasoning_kit import eval as rk_eval
+from reasoning_kit.algos import TreeOfThoughts
+from reasoning_kit.eval import on_answer
+from reasoning_kit.events import Log
+from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.runtime import Engine
+from reasoning_kit.sweep import COLUMNS, format_summary, pareto_front, summarize, sweep_sync
+from reasoning_kit.tasks import game24
+
+PUZZLES = game24.puzzles(900, 903)
+CHECK = on_answer(game24.check)
+
+
+def tot(width):
+    return TreeOfThoughts(depth=4, width=width, branching=4, generate="propose", evaluate="value", n_evaluate=1,
+                          stop_score=None, prompts=game24.prompts)
+
+
+def scripted():
+    e = Engine()
+    LLMHandler(FakeLLMClient(game24.oracle)).attach(e)
+    return e
+
+
+def timeless(rows):
+    return [{k: v for k, v in r.items() if k not in ("seconds", "resumed", "log")} for r in rows]
+
+
+def test_table_shape_and_eval_alias():
+    res = rk_eval.sweep_sync({"b1": tot(1), "b2": tot(2)}, PUZZLES, engine=scripted, check=CHECK, progress=False)
+    assert [(r["config"], r["item"]) for r in res.rows] == [(c, i) for c in ("b1", "b2") for i in range(3)]
+    assert all(list(r) == COLUMNS or set(r) == set(COLUMNS) for r in res.rows)
+    assert all(r["correct"] and r["calls"] > 0 and r["tokens_in"] > 0 for r in res.rows)
+    s = summarize(res.rows)
+    assert [x["config"] for x in s] == ["b1", "b2"] and s[0]["calls_per_item"] < s[1]["calls_per_item"]
+    assert pareto_front(s) == ["b1"]  # same accuracy, fewer calls
+    assert "b2" in format_summary(s) and res.config["version"]
+
+
+@settings(max_examples=3, deadline=None)
+@given(st.integers(2, 6))
+def test_same_table_at_any_concurrency(concurrency):
+    ref = sweep_sync({"b1": tot(1)}, PUZZLES, engine=scripted, check=CHECK, progress=False, concurrency=1)
+    res = sweep_sync({"b1": tot(1)}, PUZZLES, engine=scripted, check=CHECK, progress=False, concurrency=concurrency)
+    assert timeless(res.rows) == timeless(ref.rows)
+
+
+def test_directory_reads_back_and_refuses_a_changed_configuration(tmp_path):
+    args = dict(engine=scripted, check=CHECK, progress=False, dir=tmp_path)
+    first = sweep_sync({"b1": tot(1)}, PUZZLES, **args)
+    asked = []
+    def counting():
+        asked.append(1)
+        return scripted()
+    again = sweep_sync({"b1": tot(1)}, PUZZLES, **{**args, "engine": counting})
+    assert again.rows == first.rows and asked == []  # everything finished: read back, nothing run
+    assert len((tmp_path / "table.csv").read_text().splitlines()) == 1 + len(PUZZLES)
+    assert json.loads((tmp_path / "config.json").read_text())["seed"] == 0
+    with pytest.raises(ValueError, match="another configuration.*width"):
+        sweep_sync({"b1": tot(2)}, PUZZLES, **args)
+    with pytest.raises(ValueError, match="another configuration.*tasks"):
+        sweep_sync({"b1": tot(1)}, PUZZLES[:2], **args)
+
+
+SCRIPT = r'''
+import sys, time
+from reasoning_kit.algos import TreeOfThoughts
+from reasoning_kit.eval import on_answer
+from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.runtime import Engine
+from reasoning_kit.sweep import sweep_sync
+from reasoning_kit.tasks import game24
+d, asked, delay = sys.argv[1], sys.argv[2], float(sys.argv[3])
+def factory(item):
+    def fn(request, key):
+        time.sleep(delay)
+        with open(asked, "a") as f: f.write(item["task"] + "\t" + key + "\n")
+        return game24.oracle(request)
+    e = Engine(); LLMHandler(FakeLLMClient(fn)).attach(e); return e
+tot = lambda w: TreeOfThoughts(depth=4, width=w, branching=4, generate="propose", evaluate="value", n_evaluate=1,
+                               stop_score=None, prompts=game24.prompts)
+sweep_sync({"b2": tot(2)}, game24.puzzles(900, 903), engine=factory,
+           check=on_answer(game24.check), dir=d, concurrency=2, progress=False)
+'''
+
+
+def answered(d: Path) -> set[tuple[str, str]]:
+    "(task, key) of every model call with a result in the experiment's logs."
+    out = set()
+    for f in (d / "logs").rglob("*.jsonl"):
+        log = Log.read(f, repair=True)
+        task = next(e.data["input"]["task"] for e in log if e.kind == "run.started")
+        out |= {(task, e.key) for e in log if e.kind == "llm.result"}
+    return out
+
+
+@pytest.mark.parametrize("after", [10, 45])
+def test_kill_9_then_resume_asks_no_answered_call_twice(tmp_path, after):
+    tmp = tmp_path
+    d, asked, script = tmp / "exp", tmp / "asked.txt", tmp / "run.py"
+    script.write_text(SCRIPT)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    p = subprocess.Popen([sys.executable, str(script), str(d), str(asked), "0.01"], env=env)
+    while p.poll() is None and (not asked.exists() or len(asked.read_text().splitlines()) < after):
+        time.sleep(0.01)
+    p.send_signal(signal.SIGKILL); p.wait()
+    before = answered(d) if d.exists() else set()
+    n = len(asked.read_text().splitlines()) if asked.exists() else 0
+    subprocess.run([sys.executable, str(script), str(d), str(asked), "0"], env=env, check=True)
+    again = [tuple(l.split("\t")) for l in asked.read_text().splitlines()[n:]]
+    assert not (set(again) & before), "an answered call was asked again after resuming"
+    ref = sweep_sync({"b2": tot(2)}, PUZZLES, engine=scripted, check=CHECK, progress=False)
+    got = [json.loads(l) for l in (d / "rows.jsonl").read_text().splitlines()]
+    got = sorted(got, key=lambda r: (r["config"], r["item"]))
+    assert timeless(got) == timeless(sorted(ref.rows, key=lambda r: (r["config"], r["item"])))
