@@ -27,7 +27,7 @@ from .events import Log, LogFormatError
 from .runtime import fold_run
 
 # %% auto #0
-__all__ = ['CLIError', 'read_log', 'short', 'safe', 'events_lines', 'result_of', 'demo', 'parser', 'main']
+__all__ = ['CLIError', 'read_log', 'short', 'safe', 'events_lines', 'result_of', 'demo', 'parser', 'view', 'run_eval', 'main']
 
 # %% ../nbs/34_cli.ipynb #2443ccdd
 class CLIError(Exception):
@@ -176,7 +176,25 @@ def parser() -> argparse.ArgumentParser:
     res.add_argument("--repair", action="store_true", help="drop a last line cut short by a crash")
     dm = sub.add_parser("demo", help="run four algorithms on scripted models, offline")
     dm.add_argument("--logs", metavar="DIR", help="write each run's log to DIR/<name>.jsonl")
+    vw = sub.add_parser("view", help="write one self-contained HTML file that steps through the run (no server, no CDN)")
+    vw.add_argument("log", help="a run's log (JSON Lines)")
+    vw.add_argument("-o", "--output", metavar="HTML", help="where to write it (default: the log's name with .html)")
+    exp = sub.add_parser("eval", help="run the sweep an experiment file (JSON or TOML) describes; print its summary")
+    exp.add_argument("file", help="the experiment file; its directory resumes a sweep that was cut short")
     return p
+
+def view(log: str, output: str | None = None) -> Path:
+    "`reasoning-kit view`: the run as one HTML file (the viz extra draws it)."
+    from reasoning_kit.viz import save_html  # lazy: the widgets extra
+    try: return save_html(log, output or str(Path(log).with_suffix(".html")))
+    except (LogFormatError, OSError) as e: raise CLIError(str(e)) from None
+
+def run_eval(file: str) -> str:
+    "`reasoning-kit eval`: run an experiment file's sweep and return its summary table."
+    from reasoning_kit.eval import format_summary, sweep_from_file
+    if not Path(file).is_file(): raise CLIError(f"{file}: no such experiment file")
+    try: return format_summary(sweep_from_file(file).summary())
+    except (ValueError, LogFormatError, OSError) as e: raise CLIError(f"{file}: {e}") from None
 
 def main(argv: list[str] | None = None) -> int:
     "Run the command line; returns the exit code."
@@ -187,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
             try: print(json.dumps(result_of(read_log(args.log, args.repair)), indent=1, ensure_ascii=True))
             except CLIError as e: raise CLIError(str(e) if str(e).startswith(args.log) else f"{args.log}{'' if str(e).startswith(':') else ': '}{e}") from None
         elif args.command == "demo": asyncio.run(demo(args.logs))
+        elif args.command == "view": print(view(args.log, args.output))
+        elif args.command == "eval": print(run_eval(args.file))
     except CLIError as e:
         print(safe(f"reasoning-kit: error: {e}"), file=sys.stderr); return 2
     except BrokenPipeError: pass  # `... | head` closed the pipe: not an error

@@ -25,3 +25,18 @@ def test_unknown_algorithm_is_named(tmp_path):
     f.write_text('tasks = ["4 9 10 13"]\n[configs.x]\nalgorithm = "NoSuch"\n')
     with pytest.raises(ValueError, match="configs.x.algorithm: no algorithm named 'NoSuch'"):
         sweep_from_file(f)
+
+
+def test_reasoning_kit_eval_prints_the_summary_and_resumes(tmp_path):
+    import subprocess, sys
+    f = tmp_path / "exp.json"
+    f.write_text(json.dumps({"tasks": {"game24": [900, 902]}, "model": "scripted:game24", "check": "game24", "dir": "out",
+                             "configs": {"b1": {"algorithm": "TreeOfThoughts", "depth": 4, "width": 1, "branching": 4,
+                                                "generate": "propose", "evaluate": "value", "n_evaluate": 1,
+                                                "stop_score": None, "prompts": "game24"}}}))
+    cli = lambda *a: subprocess.run([sys.executable, "-m", "reasoning_kit", *a], capture_output=True, text=True, timeout=120)
+    first, again = cli("eval", str(f)), cli("eval", str(f))  # the second reads the finished directory back
+    assert first.returncode == 0 and again.returncode == 0, first.stderr + again.stderr
+    assert "b1" in first.stdout and "100.0%" in first.stdout and again.stdout == first.stdout
+    missing = cli("eval", str(tmp_path / "nope.json"))
+    assert missing.returncode == 2 and "no such experiment file" in missing.stderr and "Traceback" not in missing.stderr
