@@ -17,27 +17,8 @@ PKG = ROOT / "reasoning_kit"
 HIGHER_THAN_LLM = ("clients", "runtime", "tools", "validate", "algos", "viz", "eval", "cli", "server", "session", "memory", "tasks", "__main__")
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def imports_of(path: Path):
-    "Every import in a module, at any depth (functions too): (module imported, names taken, line)."
-    name = module_name(path)
-    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            for a in node.names: yield a.name, [], node.lineno
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                up = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(up + ([node.module] if node.module else []))
-            yield base, [a.name for a in node.names], node.lineno
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in ("import_module", "__import__"):
-            if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-                yield node.args[0].value, [], node.lineno
+# the one import walker, shared with tests/test_layers.py (the whole package's layer check)
+from test_layers import imports_of, module_name
 
 
 def modules():
@@ -48,10 +29,7 @@ def test_the_walk_sees_function_level_and_relative_imports(tmp_path):
     pkg = tmp_path / "reasoning_kit" / "llm"; pkg.mkdir(parents=True)
     f = pkg / "x.py"
     f.write_text("def f():\n    from ..clients import client_for_model\n    import reasoning_kit.runtime\n")
-    global ROOT
-    saved, ROOT = ROOT, tmp_path
-    try: found = [m for m, _, _ in imports_of(f)]
-    finally: ROOT = saved
+    found = [m for m, _, _ in imports_of(f, tmp_path)]
     assert found == ["reasoning_kit.clients", "reasoning_kit.runtime"]
 
 
