@@ -7,12 +7,18 @@ import pytest
 from reasoning_kit.eval import format_summary, sweep_from_file
 
 
-def test_json_experiment_file(tmp_path):
+def experiment(tmp_path):
+    "A small experiment file: ToT with a beam of one on two of the paper's puzzles, scripted."
     f = tmp_path / "exp.json"
     f.write_text(json.dumps({"tasks": {"game24": [900, 902]}, "model": "scripted:game24", "check": "game24", "dir": "out",
                              "configs": {"b1": {"algorithm": "TreeOfThoughts", "depth": 4, "width": 1, "branching": 4,
                                                 "generate": "propose", "evaluate": "value", "n_evaluate": 1,
                                                 "stop_score": None, "prompts": "game24"}}}))
+    return f
+
+
+def test_json_experiment_file(tmp_path):
+    f = experiment(tmp_path)
     res = sweep_from_file(f)
     assert [r["correct"] for r in res.rows] == [True, True]
     assert (tmp_path / "out" / "table.csv").exists()
@@ -29,11 +35,7 @@ def test_unknown_algorithm_is_named(tmp_path):
 
 def test_reasoning_kit_eval_prints_the_summary_and_resumes(tmp_path):
     import subprocess, sys
-    f = tmp_path / "exp.json"
-    f.write_text(json.dumps({"tasks": {"game24": [900, 902]}, "model": "scripted:game24", "check": "game24", "dir": "out",
-                             "configs": {"b1": {"algorithm": "TreeOfThoughts", "depth": 4, "width": 1, "branching": 4,
-                                                "generate": "propose", "evaluate": "value", "n_evaluate": 1,
-                                                "stop_score": None, "prompts": "game24"}}}))
+    f = experiment(tmp_path)
     cli = lambda *a: subprocess.run([sys.executable, "-m", "reasoning_kit", *a], capture_output=True, text=True, timeout=120)
     first, again = cli("eval", str(f)), cli("eval", str(f))  # the second reads the finished directory back
     assert first.returncode == 0 and again.returncode == 0, first.stderr + again.stderr
