@@ -19,10 +19,11 @@ from ..events import Event
 from ..llm import Message, ToolCall, ToolSpec
 from ..runtime import Context, Status, check_int, check_str
 from ..tools import ToolRegistry, ToolResult
-from .toolloop import LoopState, ToolLoop, with_notes
+from .common import apply_events
+from .toolloop import LOOP_EVENTS, LoopState, ToolLoop, with_notes
 
 # %% auto #0
-__all__ = ['TRANSFER', 'Agent', 'SwarmState', 'Swarm']
+__all__ = ['TRANSFER', 'SWARM_EVENTS', 'Agent', 'SwarmState', 'Swarm']
 
 # %% ../../nbs/13_swarm.ipynb #25014b69
 class Agent(BaseModel):
@@ -85,14 +86,16 @@ def config(self: Swarm) -> dict:
             "max_handoffs": self.max_handoffs, "max_turns": self.max_turns, "stream": self.stream, "role": self.role,
             "agent_model": self.agent_model, "temperature": self.temperature, "tool_choice": self.tool_choice}
 
-# %% ../../nbs/13_swarm.ipynb #1e3c9da6
+# %% ../../nbs/13_swarm.ipynb #9288874c
+def _swarm_started(s: SwarmState, d: dict): s.agent, s.notes = d["agent"], list(d.get("notes", []))
+def _handoff(s: SwarmState, d: dict): s.handoffs.append([d["from"], d["to"]]); s.agent = d["to"]
+def _replied(s: SwarmState, d: dict): LOOP_EVENTS["loop.replied"](s, d); s.speakers[d["turn"]] = s.agent
+
+SWARM_EVENTS = {**LOOP_EVENTS, "loop.replied": _replied, "swarm.started": _swarm_started, "swarm.handoff": _handoff}
+
+# %% ../../nbs/13_swarm.ipynb #0f04aede
 @patch
-def apply(self: Swarm, s: SwarmState, e: Event):
-    ToolLoop.apply(self, s, e)
-    if e.kind == "swarm.started": s.agent, s.notes = e.data["agent"], list(e.data.get("notes", []))
-    elif e.kind == "loop.replied": s.speakers[e.data["turn"]] = s.agent
-    elif e.kind == "swarm.handoff":
-        s.handoffs.append([e.data["from"], e.data["to"]]); s.agent = e.data["to"]
+def apply(self: Swarm, s: SwarmState, e: Event): apply_events(SWARM_EVENTS, s, e)
 
 @patch
 def result(self: Swarm, s: SwarmState) -> dict:
