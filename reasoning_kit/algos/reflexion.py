@@ -129,3 +129,20 @@ def _fields(self: Reflexion, role: str) -> dict:
     "The request fields for `role`: the role, and its model and the temperature when set."
     f = {"role": role, "model": getattr(self, f"{role}_model"), "temperature": self.temperature}
     return {k: v for k, v in f.items() if v is not None}
+
+# %% ../../nbs/11_reflexion.ipynb #716e83fa
+def _trial(t: dict | None) -> str:
+    return "(none)" if t is None else f"{t['candidate']!r:.60} ({'pass' if t['ok'] else 'fail' if t['ok'] is False else 'unjudged'})"
+
+@patch
+def differences(self: Reflexion, a: ReflexionState, b: ReflexionState) -> list[str]:
+    "What changed from run `a` to run `b`: trial by trial, the candidate, its verdict and the lesson drawn."
+    out, at = [], lambda s, k: s.trials[k] if k < len(s.trials) else None
+    for k in range(max(len(a.trials), len(b.trials))):
+        x, y = at(a, k), at(b, k)
+        if (x or {}).get("candidate") != (y or {}).get("candidate") or (x or {}).get("ok") != (y or {}).get("ok"):
+            out.append(f"trial {k + 1}: {_trial(x)} -> {_trial(y)}")
+        if (x or {}).get("lesson") != (y or {}).get("lesson"):
+            out.append(f"lesson after trial {k + 1}: {(x or {}).get('lesson')!r:.60} -> {(y or {}).get('lesson')!r:.60}")
+    if a.passed != b.passed: out.append(f"passed: {a.passed} -> {b.passed}")
+    return out

@@ -154,3 +154,16 @@ def after_calls(self: Swarm, ctx: Context, turn: int, calls: list[ToolCall], res
     for c, r in zip(calls, results):
         if c.name.startswith(TRANSFER) and r.ok:
             ctx.emit("swarm.handoff", turn=turn, call_id=c.id, **{"from": ctx.state.agent, "to": c.name[len(TRANSFER):]})
+
+# %% ../../nbs/13_swarm.ipynb #896dbf20
+def _hop(h: list[str] | None) -> str: return f"{h[0]} -> {h[1]}" if h else "(none)"
+
+@patch
+def differences(self: Swarm, a: SwarmState, b: SwarmState) -> list[str]:
+    "What changed from conversation `a` to `b`: the hand-offs, the last agent, the final text."
+    n = max(len(a.handoffs), len(b.handoffs))
+    hop = lambda s, k: s.handoffs[k] if k < len(s.handoffs) else None
+    out = [f"hand-off {k + 1}: {_hop(hop(a, k))} | {_hop(hop(b, k))}" for k in range(n) if hop(a, k) != hop(b, k)]
+    if a.agent != b.agent: out.append(f"last agent: {a.agent} -> {b.agent}")
+    if a.text != b.text: out.append(f"text: {a.text!r:.60} -> {b.text!r:.60}")
+    return out
