@@ -13,7 +13,7 @@ from typing import Any, Callable
 from fastcore.basics import patch
 
 from . import (Choice, FinishReason, LLMRequest, LLMResponse, Message, ToolCall,
-                                    Usage, assistant)
+                                    Usage, assistant, trusted)
 
 # %% auto #0
 __all__ = ['reply', 'text', 'tool_call', 'takes_key', 'FakeLLMClient']
@@ -53,6 +53,7 @@ class FakeLLMClient:
                  keep: int | None = 1000):  # requests kept in `requests` (None: all)
         if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
             raise ValueError(f"FakeLLMClient: keep must be a non-negative int or None, got {keep!r}")
+        if name is not None and not isinstance(name, str): raise ValueError(f"FakeLLMClient: name must be a string or None, got {name!r:.80}")
         self.model, self.name, self.keep = model, name, keep
         self.takes_key = takes_key(model)  # decided once: is the effect key passed as a second argument?
         self.calls = 0  # how many times `complete` was called
@@ -60,11 +61,16 @@ class FakeLLMClient:
 
 
 # %% ../../nbs/02_fake.ipynb #aa590f61
+def _said(content: str) -> LLMResponse:
+    "`text(content)` for a str `content`, built trusted (the rest are constants)."
+    return trusted(LLMResponse, choices=[trusted(Choice, message=trusted(Message, role="assistant", content=content))])
+
 @patch
 async def _one(self: FakeLLMClient, request: LLMRequest, key: str | None) -> LLMResponse:
     out = self.model(request, key) if self.takes_key else self.model(request)
     if inspect.isawaitable(out): out = await out
-    if isinstance(out, str): out = text(out)
+    if type(out) is str: out = _said(out)  # the common case, built without validating constants
+    elif isinstance(out, str): out = text(out)
     if not isinstance(out, LLMResponse):
         raise TypeError(f"scripted model returned {type(out).__name__}; return an LLMResponse or a str")
     return out
@@ -85,8 +91,8 @@ async def complete(self: FakeLLMClient, request: LLMRequest, call=None) -> LLMRe
     key = getattr(call, "key", None)
     outs = [await self._one(request, key) for _ in range(request.n)]
     choices = [c for o in outs for c in o.choices]
-    usage = sum((o.usage for o in outs), Usage())
+    usage = outs[0].usage if len(outs) == 1 else sum((o.usage for o in outs), Usage())
     if usage.total_tokens == 0:
-        usage = Usage(prompt_tokens=_words(request.messages), completion_tokens=sum(_words([c.message]) for c in choices))
-    return LLMResponse(choices=choices, usage=usage, model=self.name)
+        usage = trusted(Usage, prompt_tokens=_words(request.messages), completion_tokens=sum(_words([c.message]) for c in choices))
+    return trusted(LLMResponse, choices=choices, usage=usage, model=self.name)  # every part is a validated or trusted model
 
