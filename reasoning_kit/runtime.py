@@ -23,7 +23,7 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 
 from .events import SCHEMA_VERSION, Event, Log, Timeline, fold
-from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage
+from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, log_form, trusted
 
 # %% auto #0
 __all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'prompt_estimate', 'call_price', 'RunState',
@@ -352,9 +352,10 @@ class Context:
 
     async def llm(self, request: LLMRequest | list[Message] | str, *, key: str, stream: bool = False, **fields) -> LLMResponse:
         "Ask a model; `fields` override request fields (role, temperature, n, model ...)."
-        if isinstance(request, str): request = LLMRequest(messages=[Message(role="user", content=request)])
-        elif isinstance(request, list): request = LLMRequest(messages=request)
-        if fields: request = request.model_copy(update=fields)
+        if type(request) is str and not fields: request = trusted(LLMRequest, messages=[trusted(Message, role="user", content=request)])
+        elif isinstance(request, (str, list)):  # the fields are validated with the rest
+            request = LLMRequest(messages=[Message(role="user", content=request)] if isinstance(request, str) else request, **fields)
+        elif fields: request = request.model_copy(update=fields)
         return await self.effect("llm", key, request, stream=stream)
 
     async def tool(self, call: ToolCall, *, key: str):
@@ -369,7 +370,7 @@ class Context:
 @patch
 async def effect(self: Context, effect: str, key: str, request: BaseModel, stream: bool = False):
     run = self._run
-    req = request.model_dump(mode="json", exclude_defaults=True)  # what the log holds, and what replay compares
+    req = log_form(request)  # what the log holds, and what replay compares: model_dump(mode="json", exclude_defaults=True)
     seen = run._asked.get(key)
     if seen is not None:  # 1. asked before in this run: one call, one answer
         if seen != req: raise ValueError(f"effect key {key!r} was used twice for different requests; keys must "
@@ -557,10 +558,10 @@ async def _answer(self: Run, handler, effect: str, key: str, request: BaseModel,
         raise EffectFailed(effect, key, err) from e
     if call.served is not None:  # a cache answered: logged as served, not counted as a model call
         self.sent[effect] -= 1; self.cached[effect] = self.cached.get(effect, 0) + 1; self.cached_keys.append(key)
-        self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True), "served": call.served}, key=key)
+        self.log.append(f"{effect}.result", {"result": log_form(res), "served": call.served}, key=key)
     else:
         self.asked_keys.append(key)
-        self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True)}, key=key)
+        self.log.append(f"{effect}.result", {"result": log_form(res)}, key=key)
     return res
 
 @patch

@@ -131,21 +131,27 @@ class LLMResponse(BaseModel):
     def finish_reason(self) -> FinishReason: return self.choices[0].finish_reason
 
 # %% ../../nbs/01_llm.ipynb #07c6fcab
-_SPECS: dict[type, tuple] = {}  # model class -> (field names, ((field, default, factory), ...))
+_SPECS: dict[type, tuple] = {}  # model class -> (field names, required names, every field's default, the factories)
 
 def _spec(cls: type[BaseModel]) -> tuple:
     if cls.__private_attributes__ or cls.model_config.get("extra") == "allow": raise TypeError(f"trusted: {cls.__name__} has private or extra fields")
-    _SPECS[cls] = spec = (frozenset(cls.model_fields), tuple((n, f.default, f.default_factory) for n, f in cls.model_fields.items()))
+    fs = cls.model_fields
+    _SPECS[cls] = spec = (frozenset(fs), frozenset(n for n, f in fs.items() if f.is_required()), {n: f.default for n, f in fs.items()},
+                          tuple((n, f.default_factory) for n, f in fs.items() if f.default_factory is not None))
     return spec
+
+_new, _set = object.__new__, object.__setattr__
 
 def trusted(cls: type[BaseModel], /, **values) -> BaseModel:
     "A `cls` from `values` that are already valid (built here, or validated once): no validation, no copies."
-    names, spec = _SPECS.get(cls) or _spec(cls)
-    if not names.issuperset(values): raise TypeError(f"trusted: {cls.__name__} has no field {sorted(set(values) - names)}")
-    d = {n: values[n] if n in values else v if f is None else f() for n, v, f in spec}
-    m = object.__new__(cls)
-    for k, v in (("__dict__", d), ("__pydantic_fields_set__", set(values)), ("__pydantic_extra__", None), ("__pydantic_private__", None)):
-        object.__setattr__(m, k, v)
+    names, required, defaults, factories = _SPECS.get(cls) or _spec(cls)
+    d = defaults.copy(); d.update(values)  # in field order, as validation makes it
+    if len(d) != len(defaults) or not required <= values.keys():
+        raise TypeError(f"trusted: {cls.__name__} has no field {sorted(set(values) - names)}, needs {sorted(required - set(values))}")
+    for n, f in factories:
+        if n not in values: d[n] = f()
+    m = _new(cls)
+    _set(m, "__dict__", d); _set(m, "__pydantic_fields_set__", set(values)); _set(m, "__pydantic_extra__", None); _set(m, "__pydantic_private__", None)
     return m
 
 # %% ../../nbs/01_llm.ipynb #c13954f9
