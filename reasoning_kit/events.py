@@ -72,13 +72,13 @@ def _check_kind(kind: str):
 
 _FIELDS = frozenset(Event.model_fields)
 
+_new, _set = object.__new__, object.__setattr__
+
 def _event(kind: str, data: dict, key: str | None, seq: int, at: float) -> Event:
     "Build an event without validation (what `model_construct` does, minus its per-field loop)."
-    ev = object.__new__(Event)
-    object.__setattr__(ev, "__dict__", {"kind": kind, "data": data, "key": key, "seq": seq, "at": at})
-    object.__setattr__(ev, "__pydantic_fields_set__", _FIELDS)
-    object.__setattr__(ev, "__pydantic_extra__", None)
-    object.__setattr__(ev, "__pydantic_private__", None)
+    ev = _new(Event)
+    _set(ev, "__dict__", {"kind": kind, "data": data, "key": key, "seq": seq, "at": at})
+    _set(ev, "__pydantic_fields_set__", _FIELDS); _set(ev, "__pydantic_extra__", None); _set(ev, "__pydantic_private__", None)
     return ev
 
 @patch
@@ -199,9 +199,12 @@ _EVENT_KEYS = frozenset(Event.model_fields)
 
 def _as_event(obj, seq: int) -> Event | None:
     "The event `obj` holds when it is exactly the log's form at position `seq` (checked by hand); None: let pydantic judge."
-    if type(obj) is not dict or not _EVENT_KEYS.issuperset(obj) or type(obj.get("seq")) is not int or obj["seq"] != seq: return None
-    kind, data, key, at = obj.get("kind"), obj.get("data", {}), obj.get("key"), obj.get("at", 0.0)
-    if type(kind) is not str or type(data) is not dict or not (key is None or type(key) is str) or type(at) not in (float, int): return None
+    if type(obj) is not dict: return None
+    if len(obj) == 5 and "data" in obj and "at" in obj and "key" in obj:  # as the log writes it: every field
+        kind, data, key, at, s = obj.get("kind"), obj["data"], obj["key"], obj["at"], obj.get("seq")
+    elif _EVENT_KEYS.issuperset(obj): kind, data, key, at, s = obj.get("kind"), obj.get("data", {}), obj.get("key"), obj.get("at", 0.0), obj.get("seq")
+    else: return None
+    if s != seq or type(s) is not int or type(kind) is not str or type(data) is not dict or not (key is None or type(key) is str) or type(at) not in (float, int): return None
     if kind not in _seen_kinds:
         if not _KIND.match(kind): return None
         _seen_kinds.add(kind)

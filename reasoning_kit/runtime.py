@@ -270,22 +270,23 @@ class RunReducer:
     "Folds a run's events: the engine's into `RunState`, all of them into the algorithm's state."
     def __init__(self, algorithm: Algorithm | None = None):
         self.algorithm = algorithm
-        self._engine_part: dict[str, Callable | None] = {}  # kind -> the engine's reducer for it, cached
+        self._engine_part: dict[str, tuple] = {}  # kind -> (the engine's reducer for it or None, applies without a key), cached
 
     def initial(self) -> RunState:
         return RunState(algo=self.algorithm.initial() if self.algorithm else None)
 
-    def _part(self, e: Event):
-        f = _ENGINE_EVENTS.get(e.kind)
-        if f is None and e.kind.count(".") == 1: f = _EFFECT_PARTS.get(e.kind.rpartition(".")[2])
-        self._engine_part[e.kind] = f
-        return f
+    def _part(self, kind: str) -> tuple:
+        f = _ENGINE_EVENTS.get(kind)
+        part = (f, True) if f is not None else (_EFFECT_PARTS.get(kind.rpartition(".")[2]) if kind.count(".") == 1 else None, False)
+        self._engine_part[kind] = part
+        return part
 
     def apply(self, s: RunState, e: Event):
-        if e.kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
+        kind = e.kind
+        if kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
             s.__dict__.update(self.initial().__dict__); return
-        f = self._engine_part[e.kind] if e.kind in self._engine_part else self._part(e)
-        if f is not None and (e.key is not None or f in _ENGINE_EVENTS.values()): f(s, e)
+        f, keyless = self._engine_part.get(kind) or self._part(kind)
+        if f is not None and (keyless or e.key is not None): f(s, e)
         if self.algorithm is not None: self.algorithm.apply(s.algo, e)
 
 def algorithm_of(events) -> Algorithm | None:
