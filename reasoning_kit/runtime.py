@@ -141,26 +141,25 @@ def _started(s: RunState, e: Event):
     d = e.data; s.algorithm, s.config, s.input = d.get("algorithm"), d.get("config", {}), d.get("input", {})
     s.seed, s.budget = d.get("seed", 0), d.get("budget")
 
-def _request(s: RunState, e: Event):
-    eff = e.kind.split(".", 1)[0]
+def _request(s: RunState, e: Event, eff: str):
     s.issued[eff] = s.issued.get(eff, 0) + 1
     s.pending[e.key] = eff  # the request itself stays in the log: no copy per call
 
-def _result(s: RunState, e: Event):
-    eff = e.kind.split(".", 1)[0]
+def _result(s: RunState, e: Event, eff: str):
     s.pending.pop(e.key, None)
-    res = e.data.get("result")
+    d = e.data; res = d.get("result")
     s.results[e.key] = {"effect": eff, "result": res}
-    if eff == "llm" and e.data.get("served"): s.cached += 1
-    if eff == "llm" and res:
+    if eff != "llm": return
+    if d.get("served"): s.cached += 1
+    if res:
         u = res.get("usage") or {}
         s.prompt_tokens += u.get("prompt_tokens", 0); s.completion_tokens += u.get("completion_tokens", 0)
         s.cached_tokens += u.get("cached_tokens", 0)
         if u.get("cost"): s.cost_nanos += round(u["cost"] * 1e9)
 
-def _error(s: RunState, e: Event):
+def _error(s: RunState, e: Event, eff: str):
     s.pending.pop(e.key, None)
-    s.results[e.key] = {"effect": e.kind.split(".", 1)[0], "error": e.data.get("error")}
+    s.results[e.key] = {"effect": eff, "error": e.data.get("error")}
 
 def _exhausted(s: RunState, e: Event): s.exhausted = e.data.get("reason")
 def _finished(s: RunState, e: Event): s.status, s.error = e.data.get("status"), e.data.get("error")
@@ -270,14 +269,15 @@ class RunReducer:
     "Folds a run's events: the engine's into `RunState`, all of them into the algorithm's state."
     def __init__(self, algorithm: Algorithm | None = None):
         self.algorithm = algorithm
-        self._engine_part: dict[str, tuple] = {}  # kind -> (the engine's reducer for it or None, applies without a key), cached
+        self._engine_part: dict[str, tuple] = {}  # kind -> (the engine's reducer for it or None, the effect it is part of or None), cached
 
     def initial(self) -> RunState:
         return RunState(algo=self.algorithm.initial() if self.algorithm else None)
 
     def _part(self, kind: str) -> tuple:
         f = _ENGINE_EVENTS.get(kind)
-        part = (f, True) if f is not None else (_EFFECT_PARTS.get(kind.rpartition(".")[2]) if kind.count(".") == 1 else None, False)
+        eff, _, part = kind.partition(".")
+        part = (f, None) if f is not None else (_EFFECT_PARTS.get(part) if kind.count(".") == 1 else None, eff)  # an effect part: f(s, e, effect)
         self._engine_part[kind] = part
         return part
 
@@ -285,8 +285,10 @@ class RunReducer:
         kind = e.kind
         if kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
             s.__dict__.update(self.initial().__dict__); return
-        f, keyless = self._engine_part.get(kind) or self._part(kind)
-        if f is not None and (keyless or e.key is not None): f(s, e)
+        f, eff = self._engine_part.get(kind) or self._part(kind)
+        if f is not None:
+            if eff is None: f(s, e)
+            elif e.key is not None: f(s, e, eff)
         if self.algorithm is not None: self.algorithm.apply(s.algo, e)
 
 def algorithm_of(events) -> Algorithm | None:
