@@ -177,9 +177,18 @@ def _tool_call(tc) -> dict:
     if d["arguments"] != {}: out["arguments"] = _json(d["arguments"])
     return out
 
+_SYSTEM: dict[str, dict] = {}  # system prompt -> its logged message: most requests repeat one, and the logs share it
+
 def _message(m) -> dict:
     if type(m) is not Message: raise _NotPlain
-    d = m.__dict__; out = {"role": _str(d["role"])}
+    d = m.__dict__
+    if d["role"] == "system" and type(d["content"]) is str and not (d["tool_calls"] or d["tool_call_id"] or d["name"] or d["reasoning"] or d["thinking"]):
+        out = _SYSTEM.get(d["content"])
+        if out is None:
+            if len(_SYSTEM) >= 256: _SYSTEM.clear()  # bounded: a run that makes up new system prompts holds no more than this
+            out = _SYSTEM[d["content"]] = {"role": "system", "content": d["content"]}
+        return out
+    out = {"role": _str(d["role"])}
     for k in ("content", "tool_calls", "tool_call_id", "name", "reasoning", "thinking"):
         v = d[k]
         if v is None or (not v and k in ("tool_calls", "reasoning", "thinking")): continue
