@@ -358,6 +358,7 @@ class Context:
         if type(request) is str and not fields: request = trusted(LLMRequest, messages=[trusted(Message, role="user", content=request)])
         elif isinstance(request, (str, list)):  # the fields are validated with the rest
             request = LLMRequest(messages=[Message(role="user", content=request)] if isinstance(request, str) else request, **fields)
+        elif fields and type(request) is LLMRequest: request = trusted(LLMRequest, **(request.__dict__ | fields))  # model_copy(update=), a third of its cost
         elif fields: request = request.model_copy(update=fields)
         return await self.effect("llm", key, request, stream=stream)
 

@@ -136,7 +136,7 @@ _SPECS: dict[type, tuple] = {}  # model class -> (field names, required names, e
 def _spec(cls: type[BaseModel]) -> tuple:
     if cls.__private_attributes__ or cls.model_config.get("extra") == "allow": raise TypeError(f"trusted: {cls.__name__} has private or extra fields")
     fs = cls.model_fields
-    _SPECS[cls] = spec = (frozenset(fs), frozenset(n for n, f in fs.items() if f.is_required()), {n: f.default for n, f in fs.items()},
+    _SPECS[cls] = spec = (frozenset(fs), tuple(n for n, f in fs.items() if f.is_required()), {n: f.default for n, f in fs.items()},
                           tuple((n, f.default_factory) for n, f in fs.items() if f.default_factory is not None))
     return spec
 
@@ -146,8 +146,9 @@ def trusted(cls: type[BaseModel], /, **values) -> BaseModel:
     "A `cls` from `values` that are already valid (built here, or validated once): no validation, no copies."
     names, required, defaults, factories = _SPECS.get(cls) or _spec(cls)
     d = defaults.copy(); d.update(values)  # in field order, as validation makes it
-    if len(d) != len(defaults) or not required <= values.keys():
-        raise TypeError(f"trusted: {cls.__name__} has no field {sorted(set(values) - names)}, needs {sorted(required - set(values))}")
+    if len(d) != len(defaults): raise TypeError(f"trusted: {cls.__name__} has no field {sorted(set(values) - names)}")
+    for n in required:
+        if n not in values: raise TypeError(f"trusted: {cls.__name__} needs {n!r}")
     for n, f in factories:
         if n not in values: d[n] = f()
     m = _new(cls)

@@ -35,7 +35,11 @@ def tool_call(name: str, id: str | None = None, /, **arguments: Any) -> LLMRespo
 
 # %% ../../nbs/02_fake.ipynb #e29db400
 def _words(messages: list[Message]) -> int:
-    return sum(len((m.content or "").split()) + sum(len(str(tc.arguments).split()) + 1 for tc in m.tool_calls) for m in messages)
+    n = 0
+    for m in messages:
+        n += len((m.content or "").split())
+        if m.tool_calls: n += sum(len(str(tc.arguments).split()) + 1 for tc in m.tool_calls)
+    return n
 
 def takes_key(fn: Callable) -> bool:
     "Whether `fn` accepts two positional arguments, `(request, key)`."
@@ -89,7 +93,7 @@ async def complete(self: FakeLLMClient, request: LLMRequest, call=None) -> LLMRe
     "Ask the script, once per sample; `call` is the engine's effect call (its `key` goes to a two-argument script)."
     self._note(request)
     key = getattr(call, "key", None)
-    outs = [await self._one(request, key) for _ in range(request.n)]
+    outs = [await self._one(request, key)] if request.n == 1 else [await self._one(request, key) for _ in range(request.n)]
     choices = [c for o in outs for c in o.choices]
     usage = outs[0].usage if len(outs) == 1 else sum((o.usage for o in outs), Usage())
     if usage.total_tokens == 0:
