@@ -19,18 +19,19 @@ from ..events import Event, Log, LogFormatError, Timeline, fold
 from ..runtime import Algorithm, Outcome, Run, RunReducer, RunState, algorithm_of
 from .html import (FRAME_CSS, NO_DOT, Frame, Graph, camera, current_point, dot_available, effect_html, esc, event_html, fields_html,
                                     frame_html, message_html, shorten, to_html, usage_html)
-from .views import Jump, View, generic_view, matcher, state_table, view, view_for, views
+from .views import Jump, View, generic_view, matcher, reply_text, says, state_table, tie_note, view, view_for, views
 from fastcore.basics import patch
 
 _all_ = ["FRAME_CSS", "NO_DOT", "Frame", "Graph", "camera", "current_point", "dot_available", "effect_html", "esc", "event_html", "fields_html", "frame_html",
-         "message_html", "shorten", "to_html", "usage_html", "Jump", "View", "generic_view", "matcher", "state_table", "view",
+         "message_html", "shorten", "to_html", "usage_html", "Jump", "View", "generic_view", "matcher", "reply_text", "says",
+         "state_table", "tie_note", "view",
          "view_for", "views"]  # re-exported: `from reasoning_kit.viz import Graph, view` as before
 
 # %% auto #0
 __all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'StepReducer', 'read_log', 'Stepper', 'Compare', 'FRAME_CSS', 'NO_DOT', 'Frame', 'Graph',
            'camera', 'current_point', 'dot_available', 'effect_html', 'esc', 'event_html', 'fields_html', 'frame_html',
-           'message_html', 'shorten', 'to_html', 'usage_html', 'Jump', 'View', 'generic_view', 'matcher', 'state_table',
-           'view', 'view_for', 'views']
+           'message_html', 'shorten', 'to_html', 'usage_html', 'Jump', 'View', 'generic_view', 'matcher', 'reply_text',
+           'says', 'state_table', 'tie_note', 'view', 'view_for', 'views']
 
 # %% ../../nbs/20_stepper.ipynb #20d22a25
 class StepReducer(RunReducer):
@@ -214,7 +215,15 @@ def event_html(self: Stepper, i: int | None = None) -> str:
     i = self.pos if i is None else i
     if not self.events: return "<i>no events yet</i>"
     out = event_html(self.events[i], len(self.events), self._request_of(self.events[i]))
-    return out + (self.closing_html(i) if self.events[i].kind == "run.finished" else "")
+    return self.say_html(i) + out + (self.closing_html(i) if self.events[i].kind == "run.finished" else "")
+
+@patch
+def say_html(self: Stepper, i: int) -> str:
+    "What event `i` did, in the algorithm's terms (its view's `say`), as one line; empty if the view has nothing to say."
+    if self.view.say is None: return ""
+    try: line = self.view.say(self.state_at(i), self.events[i])
+    except Exception as e: line = f"(the {self.name} view could not say: {type(e).__name__}: {e})"
+    return f'<div class="rk-say" style="margin-bottom:4px;padding:3px 6px;background:#eff6ff;border-left:3px solid #2563eb">{esc(line)}</div>' if line else ""
 
 @patch
 def closing_html(self: Stepper, i: int) -> str:
