@@ -73,3 +73,31 @@ def test_saved_html_steps_offline_in_chromium(name, tmp_path):
         finally:
             b.close()
     assert [u for u in requests if not u.startswith("file:")] == []
+
+
+def test_nbconvert_html_shows_the_stepper_offline(tmp_path):
+    """A notebook with a stepper, executed (widget state saved, as Jupyter does) and exported with nbconvert: offline, the
+    page shows the static frame where the stepper was, with its picture, even though the widget cannot load."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+    from playwright.sync_api import sync_playwright
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        f"from reasoning_kit.viz import Stepper\ns = Stepper({str(FIXTURES / 'tot_v0.1.jsonl')!r}).goto(20)\ns")])
+    NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=True).execute()
+    assert "widgets" in nb.metadata  # the saved widget state: nbconvert then prefers the widget view for the widget's output
+    page, _ = HTMLExporter().from_notebook_node(nb)
+    assert 'class="rk-static"' in page and "beam: <b>n.1 (6), n.2 (4)</b>" in page
+    out = tmp_path / "nb.html"; out.write_text(page)
+    with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
+        b = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=ARGS,
+                                                 viewport={"width": 1280, "height": 800})
+        try:
+            pg = b.pages[0] if b.pages else b.new_page()
+            pg.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())  # offline
+            pg.goto(out.as_uri())
+            box = pg.locator(".rk-static svg").first.bounding_box()
+            assert box and box["width"] > 100 and box["height"] > 50, box  # the picture is there and visible
+            assert "tot.selected" in pg.locator(".rk-static").first.inner_text()
+        finally:
+            b.close()
