@@ -71,13 +71,14 @@ def ties(s: ToTState) -> dict[str, str]:
             k = (n.depth, n.score)
             if k not in best or _order(i) < _order(best[k]): best[k] = i
     return {i: best[(n.depth, n.score)] for i, n in s.nodes.items()
-            if n.status == "pruned" and n.reason == "beam_capacity" and (n.depth, n.score) in best}
+            if n.status == "pruned" and n.reason == "beam_capacity" and (n.depth, n.score) in best
+            and _order(best[(n.depth, n.score)]) < _order(i)}  # only an earlier node wins a tie
 
 
 # %% ../../nbs/25_view_tot.ipynb #0e938160
 def tree_graph(s: ToTState, event: Event | None = None) -> Graph:
     "The tree of a `ToTState` as a `Graph`."
-    g = Graph(rankdir="LR", nodesep="0.06", ranksep="0.35")
+    g = Graph(rankdir="LR", tree=True, nodesep="0.06", ranksep="0.35")  # tree=True: laid out in milliseconds, no `dot` needed
     beam, win, focus, tied = set(s.beam) - {"n"}, set(s.winner_path), _focus(event), ties(s)
     for i, n in s.nodes.items():
         a = dict(_STYLE.get(n.status, {}))
