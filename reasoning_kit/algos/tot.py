@@ -28,7 +28,7 @@ __all__ = ['PROPOSER_PROMPT', 'PROPOSER_LIST_PROMPT', 'EVALUATOR_PROMPT', 'VOTER
            'default_prompts', 'parse_score', 'ThoughtNode', 'ToTState', 'ToTPrompts', 'TreeOfThoughts', 'final_beam',
            'NoThoughts', 'ScorerError']
 
-# %% ../../nbs/14_tot.ipynb #44ecb172
+# %% ../../nbs/14_tot.ipynb #10361bdc
 _NUMBER = r"(?<![-\d.])(\d+(?:\.\d+)?)(?:\s*(?:/|\bout\s+of\b)\s*(\d+(?:\.\d+)?)|\s*(%))?"
 _LABELLED = re.compile(r"\b(?:score|rating)\b[^0-9\n]{0,12}?" + _NUMBER, re.I)
 _LEADING = re.compile(r"\s*\**\s*" + _NUMBER, re.I)
@@ -38,11 +38,23 @@ def _on_scale(x: float, scale: float, denominator: float | None = None, percent:
     top = 100.0 if percent else denominator if denominator is not None else scale
     return round(10 * x / top, 6) if top > 0 and 0 <= x <= top else None
 
+# %% ../../nbs/14_tot.ipynb #1314f47b
 def _from_match(m: re.Match, scale: float) -> float | None:
     num, den, pct = m.group(1), m.group(2), m.group(3)
     return _on_scale(float(num), scale, float(den) if den else None, bool(pct))
 
-# %% ../../nbs/14_tot.ipynb #5209cf88
+def _json_score(reply: str, scale: float) -> tuple[bool, float | None]:
+    "(found, score) for a JSON object with a `score` key anywhere in `reply`."
+    for m in re.finditer(r"\{[^{}]*\}", reply):
+        try: obj = json.loads(m.group(0))
+        except ValueError: continue
+        if isinstance(obj, dict) and "score" in obj:
+            v = obj["score"]
+            if isinstance(v, str): return True, parse_score(v, scale)
+            return True, _on_scale(float(v), scale) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    return False, None
+
+# %% ../../nbs/14_tot.ipynb #6fd95a93
 def parse_score(reply: str | None,  # the model's reply
                 scale: float = 10.0,  # the scale a bare number is on: 10 (the default prompt's 0-10) or 1 for 0-1
                 ) -> float | None:
@@ -50,18 +62,12 @@ def parse_score(reply: str | None,  # the model's reply
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
         raise ValueError(f"parse_score: scale = {scale!r} must be a positive number (10 for 0-10 replies, 1 for 0-1)")
     if not reply: return None
-    for m in re.finditer(r"\{[^{}]*\}", reply):
-        try: obj = json.loads(m.group(0))
-        except ValueError: continue
-        if isinstance(obj, dict) and "score" in obj:
-            v = obj["score"]
-            if isinstance(v, str): return parse_score(v, scale)
-            if isinstance(v, (int, float)) and not isinstance(v, bool): return _on_scale(float(v), scale)
-            return None
+    found, score = _json_score(reply, scale)
+    if found: return score
     m = _LABELLED.search(reply) or _LEADING.match(reply)
     return _from_match(m, scale) if m else None
 
-# %% ../../nbs/14_tot.ipynb #224dfb24
+# %% ../../nbs/14_tot.ipynb #f10f0828
 class ThoughtNode(BaseModel):
     "One step of reasoning in the tree: where it sits, its score, and what became of it."
     id: str  # its path in the tree: "n" (the root: the task), "n.1", "n.1.2", ...
@@ -79,11 +85,12 @@ class ThoughtNode(BaseModel):
     @property
     def final(self) -> bool: return self.answer is not None
 
-# %% ../../nbs/14_tot.ipynb #ea9334fa
+# %% ../../nbs/14_tot.ipynb #45ef5df4
 def _order(node_id: str) -> tuple[int, ...]:
     "Tree order of a node id: n < n.1 < n.1.2 < n.2 < n.10."
     return tuple(int(p) for p in node_id.split(".")[1:])
 
+# %% ../../nbs/14_tot.ipynb #99ebc224
 @dataclass
 class ToTState:
     "The fold of a TreeOfThoughts run: the whole tree, the beam, and how the search ended."
@@ -100,23 +107,26 @@ class ToTState:
     answer: str | None = None  # the run's answer, once completed
     synthesized: str | None = None  # the closing synthesis call's answer, if there was one
 
-    def lineage(self, node_id: str) -> list[str]:
-        "Ids from the root to `node_id`."
-        out = []
-        while node_id is not None: out.append(node_id); node_id = self.nodes[node_id].parent
-        return out[::-1]
+# %% ../../nbs/14_tot.ipynb #28f185be
+@patch
+def lineage(self: ToTState, node_id: str) -> list[str]:
+    "Ids from the root to `node_id`."
+    out = []
+    while node_id is not None: out.append(node_id); node_id = self.nodes[node_id].parent
+    return out[::-1]
 
-    def steps(self, node_id: str) -> list[str]:
-        "The chain of step texts that leads to `node_id` (the root's task left out)."
-        return [self.nodes[i].text for i in self.lineage(node_id)[1:]]
+@patch
+def steps(self: ToTState, node_id: str) -> list[str]:
+    "The chain of step texts that leads to `node_id` (the root's task left out)."
+    return [self.nodes[i].text for i in self.lineage(node_id)[1:]]
 
-    def children(self, node_id: str) -> list[str]:
-        return [i for i, n in self.nodes.items() if n.parent == node_id]
+@patch
+def children(self: ToTState, node_id: str) -> list[str]: return [i for i, n in self.nodes.items() if n.parent == node_id]
 
-    @property
-    def winner_path(self) -> list[str]: return self.lineage(self.winner) if self.winner else []
+@patch(as_prop=True)
+def winner_path(self: ToTState) -> list[str]: return self.lineage(self.winner) if self.winner else []
 
-# %% ../../nbs/14_tot.ipynb #7029c79d
+# %% ../../nbs/14_tot.ipynb #a644faed
 def _started(s: ToTState, d: dict):
     s.task, s.settings = d["task"], {k: v for k, v in d.items() if k != "task"}
     s.nodes = {"n": ThoughtNode(id="n", text=d["task"], status="root")}
@@ -131,6 +141,7 @@ def _proposed(s: ToTState, d: dict):
                                      answer=d.get("answer"), duplicate_of=d.get("duplicate_of"))
     if d.get("duplicate_of") is None or s.settings.get("duplicates") == "zero": s.candidates.append(d["node"])  # "zero": a duplicate stays, scored 0
 
+# %% ../../nbs/14_tot.ipynb #fe924086
 def _evaluated(s: ToTState, d: dict):
     n = s.nodes[d["node"]]
     n.score, n.how, n.votes, n.status = d["score"], d.get("how"), d.get("votes"), "scored"
@@ -145,6 +156,7 @@ def _selected(s: ToTState, d: dict):
     s.beam = list(d["beam"])
     for i in s.beam: s.nodes[i].status = "final" if s.nodes[i].final else "kept"
 
+# %% ../../nbs/14_tot.ipynb #1f0b75bf
 def _solved(s: ToTState, d: dict): s.winner, s.stopped = d["node"], d["reason"]
 def _completed(s: ToTState, d: dict): s.winner, s.stopped, s.answer = d["winner"], d["stopped"], d["answer"]
 
