@@ -170,7 +170,7 @@ _TOT_EVENTS = {
     "tot.completed": _completed,
 }
 
-# %% ../../nbs/14_tot.ipynb #6025e396
+# %% ../../nbs/14_tot.ipynb #8ef67b29
 PROPOSER_PROMPT = ("You solve problems one step at a time. Given a problem and the steps taken so far, write "
                    "the single next step, briefly. When the steps so far are enough to answer, write FINAL: "
                    "followed by the complete answer instead.")
@@ -182,18 +182,20 @@ EVALUATOR_PROMPT = ("Rate how promising the last step is for solving the problem
 def _evaluator_prompt(scale: float = 10.0) -> str:
     "The default evaluator prompt, asking for a score from 0 to `scale`."
     return EVALUATOR_PROMPT if scale == 10 else EVALUATOR_PROMPT.replace("to 10 (", f"to {scale:g} (").replace("<0-10>", f"<0-{scale:g}>")
+
+# %% ../../nbs/14_tot.ipynb #490bef6c
 VOTER_PROMPT = ("Several candidate ways to continue a solution are given. Analyse each briefly, then end with "
                 "\"The best choice is K\", where K is the number of the most promising one.")
 SYNTHESIZER_PROMPT = ("Given a problem and a chain of reasoning steps that solves it, write the final answer. "
                       "Reply with the answer only.")
 
-# %% ../../nbs/14_tot.ipynb #d9d7dc23
+# %% ../../nbs/14_tot.ipynb #1dbb1d29
 def _numbered(path: list[str]) -> str: return "".join(f"\n{i}. {t}" for i, t in enumerate(path, 1))
 def _problem(task: str, path: list[str], heading: str = "Steps so far:") -> str:
     return f"Problem: {task}\n\n" + (f"{heading}{_numbered(path)}\n\n" if path else "No steps yet.\n\n")
 
+# %% ../../nbs/14_tot.ipynb #a71e2754
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
-_VOTE = re.compile(r"best choice is\D{0,20}?(\d+)", re.I)
 
 class ToTPrompts:
     "The default prompt hooks; pass an object with any of these methods as `prompts=` to replace them."
@@ -207,19 +209,30 @@ class ToTPrompts:
     def final_answer(self, step):
         m = re.match(r"\s*FINAL:(.*)", step, re.S)
         return m.group(1).strip() if m else None
-    def value_prompt(self, task, path): return _problem(task, path, "Steps:") + "How promising is the last step?"
-    def parse_value(self, task, path, texts):
-        scores = [parse_score(t, self.score_scale) for t in texts]
-        return None if all(x is None for x in scores) else sum(x or 0.0 for x in scores) / len(scores)
-    def vote_prompt(self, task, paths):
-        return f"Problem: {task}\n\n" + "".join(f"Choice {i}:{_numbered(p)}\n\n" for i, p in enumerate(paths, 1)) + "Which choice is the most promising?"
-    def parse_votes(self, task, paths, texts):
-        votes = [0] * len(paths)
-        for t in texts:
-            found = _VOTE.findall(t)
-            if found and 1 <= int(found[-1]) <= len(paths): votes[int(found[-1]) - 1] += 1
-        return votes
-    def synthesize_prompt(self, task, path): return _problem(task, path, "Steps:") + "What is the final answer?"
+
+# %% ../../nbs/14_tot.ipynb #366bdcc7
+_VOTE = re.compile(r"best choice is\D{0,20}?(\d+)", re.I)
+
+@patch
+def value_prompt(self: ToTPrompts, task, path): return _problem(task, path, "Steps:") + "How promising is the last step?"
+@patch
+def parse_value(self: ToTPrompts, task, path, texts):
+    scores = [parse_score(t, self.score_scale) for t in texts]
+    return None if all(x is None for x in scores) else sum(x or 0.0 for x in scores) / len(scores)
+@patch
+def vote_prompt(self: ToTPrompts, task, paths):
+    return f"Problem: {task}\n\n" + "".join(f"Choice {i}:{_numbered(p)}\n\n" for i, p in enumerate(paths, 1)) + "Which choice is the most promising?"
+
+# %% ../../nbs/14_tot.ipynb #5b065224
+@patch
+def parse_votes(self: ToTPrompts, task, paths, texts):
+    votes = [0] * len(paths)
+    for t in texts:
+        found = _VOTE.findall(t)
+        if found and 1 <= int(found[-1]) <= len(paths): votes[int(found[-1]) - 1] += 1
+    return votes
+@patch
+def synthesize_prompt(self: ToTPrompts, task, path): return _problem(task, path, "Steps:") + "What is the final answer?"
 
 HOOKS = tuple(n for n in vars(ToTPrompts) if not n.startswith("_"))
 default_prompts = ToTPrompts()
@@ -261,12 +274,12 @@ class TreeOfThoughts(Algorithm):
                  duplicates: str = "prune"):  # a repeated chain of steps: "prune" it, or "zero": keep it, scored 0 without a call (the paper's code)  # the scale the evaluator is asked for: 10 (0-10), or 1 for a 0-1 prompt
         params = {k: v for k, v in locals().items() if k != "self"}
         for k, v in params.items(): setattr(self, k, v)  # config() reads them back for the log
-        self._check_shape(); self._check_options()  # each names the parameter and what it accepts
+        self._check_shape(); self._check_options(); self._check_scoring()  # each names the parameter and what it accepts
         self._defaults = ToTPrompts(score_scale)  # the hooks `prompts` lacks
         self.max_calls = self._max_calls()  # the most model calls a run can make (below)
 
 
-# %% ../../nbs/14_tot.ipynb #10731e83
+# %% ../../nbs/14_tot.ipynb #027cd5aa
 @patch
 def _check_shape(self: TreeOfThoughts) -> None:
     "The search's shape: levels, beam, branching, and the modes of generation, evaluation and selection."
@@ -279,11 +292,10 @@ def _check_shape(self: TreeOfThoughts) -> None:
     check_choice(n, "evaluate", self.evaluate, _EVALUATE); check_choice(n, "select", self.select, _SELECT)
     check_choice(n, "duplicates", self.duplicates, ("prune", "zero"))
 
-
-# %% ../../nbs/14_tot.ipynb #642633e1
+# %% ../../nbs/14_tot.ipynb #b3a833f4
 @patch
 def _check_options(self: TreeOfThoughts) -> None:
-    "The options: switches, temperature, prompts and models per role, score thresholds, the scorer, the hooks."
+    "The options: switches, temperature, prompts and models per role, score thresholds."
     n = "TreeOfThoughts"
     check_bool(n, "parallel", self.parallel); check_bool(n, "synthesize", self.synthesize)
     check_float(n, "temperature", self.temperature, 0, 2, none=True)
@@ -291,6 +303,11 @@ def _check_options(self: TreeOfThoughts) -> None:
         check_str(n, k, getattr(self, k), none=True)
     if self.stop_score is not None: _score_bound("stop_score", self.stop_score)
     _score_bound("min_score", self.min_score)
+
+# %% ../../nbs/14_tot.ipynb #5ba142eb
+@patch
+def _check_scoring(self: TreeOfThoughts) -> None:
+    "The scorer, the evaluator's scale and the prompt hooks."
     if self.scorer is not None and not callable(self.scorer): raise ValueError("TreeOfThoughts: scorer must be a function (task, path) -> score")
     if self.scorer is not None and self.evaluate == "vote":
         raise ValueError("TreeOfThoughts: scorer replaces the evaluator calls, so it cannot be combined with evaluate='vote'")
@@ -299,7 +316,6 @@ def _check_options(self: TreeOfThoughts) -> None:
         raise ValueError(f"TreeOfThoughts: score_scale = {s!r} must be a positive number (10 for an evaluator asked for 0-10, 1 for 0-1)")
     if isinstance(self.prompts, Mapping) and (unknown := set(self.prompts) - set(HOOKS)):
         raise ValueError(f"TreeOfThoughts: unknown prompt hooks {sorted(unknown)}; the hooks are {list(HOOKS)}")
-
 
 # %% ../../nbs/14_tot.ipynb #726c9210
 def _beam_cap(evaluate: str, coded: bool, n_evaluate: int, min_score: float, stop_score: float | None) -> int | None:
@@ -310,7 +326,7 @@ def _beam_cap(evaluate: str, coded: bool, n_evaluate: int, min_score: float, sto
     return 0 if v is None else None if v == 0 else n_evaluate // v  # a candidate scores 10 x its share of the votes
 
 
-# %% ../../nbs/14_tot.ipynb #7096ff1b
+# %% ../../nbs/14_tot.ipynb #aa930827
 def _level_sizes(depth: int, width: int, branching: int, cap: int | None) -> list[int]:
     "Nodes expanded at each level in the worst case: the root alone, then as many as the level before can hand on."
     sizes, f = [], 1
@@ -318,6 +334,7 @@ def _level_sizes(depth: int, width: int, branching: int, cap: int | None) -> lis
         sizes.append(f); f = min(width, f * branching, width if cap is None else cap)
     return sizes
 
+# %% ../../nbs/14_tot.ipynb #a4ffa312
 @patch
 def _max_calls(self: TreeOfThoughts) -> int:
     "The most model calls a run can make, whatever the model replies."
@@ -328,8 +345,7 @@ def _max_calls(self: TreeOfThoughts) -> int:
     scores = 0 if self.scorer is not None else sum(sizes) * self.branching if self.evaluate == "value" else len(sizes)
     return proposals + scores + int(self.synthesize)
 
-
-# %% ../../nbs/14_tot.ipynb #ed858bd1
+# %% ../../nbs/14_tot.ipynb #6285d6d9
 @patch
 def initial(self: TreeOfThoughts) -> ToTState: return ToTState()
 
@@ -337,6 +353,7 @@ def initial(self: TreeOfThoughts) -> ToTState: return ToTState()
 def apply(self: TreeOfThoughts, state: ToTState, event: Event) -> None:
     apply_events(_TOT_EVENTS, state, event)
 
+# %% ../../nbs/14_tot.ipynb #45b1676a
 def _best(s: ToTState, ids: list[str]) -> str | None:
     "The best of `ids`: highest score, then first in tree order."
     return min(ids, key=lambda i: (-(s.nodes[i].score or 0.0), _order(i)), default=None)
@@ -347,6 +364,7 @@ def _best_so_far(s: ToTState) -> str | None:
     live = [i for i in s.candidates if s.nodes[i].status != "pruned"]
     return _best(s, [i for i in live if s.nodes[i].score is not None]) or _best(s, live)  # scored first, else proposed
 
+# %% ../../nbs/14_tot.ipynb #b28647a6
 def final_beam(s: ToTState) -> list[dict]:
     "The beam's complete answers, best first: {node, answer, path, score}, for any-of-k and top-1 metrics."
     return [{"node": i, "answer": s.nodes[i].answer, "path": s.steps(i), "score": s.nodes[i].score}
