@@ -418,7 +418,7 @@ def _settings(self: TreeOfThoughts) -> dict:
                                           "evaluate", "select", "n_evaluate", "synthesize")} | {"scorer": self.scorer is not None} \
         | ({"duplicates": self.duplicates} if self.duplicates != "prune" else {})  # logs without it fold as before
 
-# %% ../../nbs/14_tot.ipynb #61e95ac9
+# %% ../../nbs/14_tot.ipynb #485f09d5
 @patch
 async def _calls(self: TreeOfThoughts, ctx: Context, jobs: list[Callable]) -> list:
     "Run zero-argument coroutine functions; failures come back in place, a budget stop after the rest."
@@ -437,12 +437,14 @@ def _raise_stop(results: list) -> None:
     stop = next((r for r in results if isinstance(r, Cancelled)), None) or next((r for r in results if isinstance(r, BudgetExhausted)), None)
     if stop is not None: raise stop
 
+# %% ../../nbs/14_tot.ipynb #4d7f8109
 @patch
 def _hook(self: TreeOfThoughts, name: str) -> Callable:
     p = self.prompts
     f = p.get(name) if isinstance(p, Mapping) else getattr(p, name, None) if p is not None else None
     return f if f is not None else getattr(self._defaults, name)
 
+# %% ../../nbs/14_tot.ipynb #cf5f85e3
 @patch
 async def _ask(self: TreeOfThoughts, ctx: Context, prompt, *, key: str, role: str, n: int = 1):
     "One model call for `role`: the hook's prompt, the role's system prompt, model and sampling options."
@@ -457,7 +459,7 @@ async def _ask(self: TreeOfThoughts, ctx: Context, prompt, *, key: str, role: st
     if self.temperature is not None: fields["temperature"] = self.temperature
     return await ctx.llm(prompt, key=key, **fields)
 
-# %% ../../nbs/14_tot.ipynb #0d19636e
+# %% ../../nbs/14_tot.ipynb #488f1cd6
 @patch
 async def propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
     "Ask for the frontier's next steps and record them as `tot.proposed` events, in tree order."
@@ -468,7 +470,13 @@ async def propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: in
         jobs = [(p, None, f"tot/{p}/expand", self.branching if self.generate == "sample_n" else 1) for p in s.frontier]
     replies = await self._calls(ctx, [lambda p=p, k=k, n=n: self._ask(ctx, self._proposal_prompt(task, s.steps(p)), key=k,
                                                                       role="proposer", n=n) for p, _, k, n in jobs])
-    seen: dict[tuple, str] = {}  # chain of steps -> the first node that proposed it at this level
+    self._record_proposals(ctx, task, level, jobs, replies)
+    _raise_stop(replies)
+
+# %% ../../nbs/14_tot.ipynb #8d485bb8
+@patch
+def _record_proposals(self: TreeOfThoughts, ctx: Context, task: str, level: int, jobs: list, replies: list) -> None:
+    s, seen = ctx.state, {}  # seen: chain of steps -> the first node that proposed it at this level
     for (parent, child, key, _), reply in zip(jobs, replies):
         if isinstance(reply, (BudgetExhausted, Cancelled)): continue
         if isinstance(reply, EffectFailed):
@@ -480,7 +488,6 @@ async def propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: in
             ctx.emit("tot.proposed", node=node, parent=parent, text=step, answer=self._hook("final_answer")(step),
                      duplicate_of=first if first != node else None)
             if first != node and self.duplicates == "prune": ctx.emit("tot.pruned", node=node, reason="duplicate", score=None)
-    _raise_stop(replies)
 
 # %% ../../nbs/14_tot.ipynb #fe9d5b6f
 @patch
@@ -495,7 +502,7 @@ def _children(self: TreeOfThoughts, task: str, path: list[str], parent: str, chi
     else: steps = [self._hook("parse_step")(task, path, t) for t in reply.texts[:self.branching]]
     return [(child, steps[0])] if child else [(f"{parent}.{i}", t) for i, t in enumerate(steps, 1)]
 
-# %% ../../nbs/14_tot.ipynb #3e3aaa27
+# %% ../../nbs/14_tot.ipynb #ac4a4234
 @patch
 async def evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
     "Score this level's candidates and record them as `tot.evaluated` events, in candidate order."
@@ -506,30 +513,37 @@ async def evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: i
         todo = [i for i in todo if s.nodes[i].duplicate_of is None]
     if self.scorer is not None:
         for i in todo: ctx.emit("tot.evaluated", node=i, score=await self._code_score(task, s.steps(i), i), how="code")
-    elif self.evaluate == "value":
-        prompt, parse = self._hook("value_prompt"), self._hook("parse_value")
-        replies = await self._calls(ctx, [lambda i=i: self._ask(ctx, prompt(task, s.steps(i)), key=f"tot/{i}/score",
-                                                                role="evaluator", n=self.n_evaluate) for i in todo])
-        for i, r in zip(todo, replies):
-            if isinstance(r, (BudgetExhausted, Cancelled)): continue
-            if isinstance(r, EffectFailed): ctx.emit("tot.evaluation_failed", node=i, level=level, error=r.error); continue
-            v = parse(task, s.steps(i), r.texts)
-            ctx.emit("tot.evaluated", node=i, score=float(v or 0.0), how="parsed" if v is not None else "malformed")
-        _raise_stop(replies)
-    else:
-        paths = [s.steps(i) for i in todo]
-        [r] = await self._calls(ctx, [lambda: self._ask(ctx, self._hook("vote_prompt")(task, paths), key=f"tot/level.{level}/vote",
-                                                        role="evaluator", n=self.n_evaluate)])
-        _raise_stop([r])
-        if isinstance(r, EffectFailed):  # new steps are skipped; carried answers keep their score
-            for i in todo:
-                if s.nodes[i].score is None: ctx.emit("tot.evaluation_failed", node=i, level=level, error=r.error)
-            return
-        texts = r.texts[:self.n_evaluate]  # the votes asked for; one not given is an abstention
-        votes = list(self._hook("parse_votes")(task, paths, texts))
-        if len(votes) != len(todo): raise ValueError(f"parse_votes returned {len(votes)} counts for {len(todo)} candidates")
-        for i, v in zip(todo, votes):
-            ctx.emit("tot.evaluated", node=i, score=round(10 * v / self.n_evaluate, 6), how="votes", votes=v)
+    elif self.evaluate == "value": await self._value_level(ctx, task, level, todo)
+    else: await self._vote_level(ctx, task, level, todo)
+
+# %% ../../nbs/14_tot.ipynb #4d602ad9
+@patch
+async def _value_level(self: TreeOfThoughts, ctx: Context, task: str, level: int, todo: list[str]) -> None:
+    s, prompt, parse = ctx.state, self._hook("value_prompt"), self._hook("parse_value")
+    replies = await self._calls(ctx, [lambda i=i: self._ask(ctx, prompt(task, s.steps(i)), key=f"tot/{i}/score",
+                                                            role="evaluator", n=self.n_evaluate) for i in todo])
+    for i, r in zip(todo, replies):
+        if isinstance(r, (BudgetExhausted, Cancelled)): continue
+        if isinstance(r, EffectFailed): ctx.emit("tot.evaluation_failed", node=i, level=level, error=r.error); continue
+        v = parse(task, s.steps(i), r.texts)
+        ctx.emit("tot.evaluated", node=i, score=float(v or 0.0), how="parsed" if v is not None else "malformed")
+    _raise_stop(replies)
+
+# %% ../../nbs/14_tot.ipynb #1d479274
+@patch
+async def _vote_level(self: TreeOfThoughts, ctx: Context, task: str, level: int, todo: list[str]) -> None:
+    s, paths = ctx.state, [ctx.state.steps(i) for i in todo]
+    [r] = await self._calls(ctx, [lambda: self._ask(ctx, self._hook("vote_prompt")(task, paths), key=f"tot/level.{level}/vote",
+                                                    role="evaluator", n=self.n_evaluate)])
+    _raise_stop([r])
+    if isinstance(r, EffectFailed):  # new steps are skipped; carried answers keep their score
+        for i in todo:
+            if s.nodes[i].score is None: ctx.emit("tot.evaluation_failed", node=i, level=level, error=r.error)
+        return
+    texts = r.texts[:self.n_evaluate]  # the votes asked for; one not given is an abstention
+    votes = list(self._hook("parse_votes")(task, paths, texts))
+    if len(votes) != len(todo): raise ValueError(f"parse_votes returned {len(votes)} counts for {len(todo)} candidates")
+    for i, v in zip(todo, votes): ctx.emit("tot.evaluated", node=i, score=round(10 * v / self.n_evaluate, 6), how="votes", votes=v)
 
 # %% ../../nbs/14_tot.ipynb #15a62283
 class ScorerError(ValueError):
@@ -577,7 +591,7 @@ def select_level(self: TreeOfThoughts, ctx: Context, level: int) -> bool:
     if keep: ctx.emit("tot.selected", level=level, beam=keep)
     return bool(keep)
 
-# %% ../../nbs/14_tot.ipynb #f4222e90
+# %% ../../nbs/14_tot.ipynb #d3ffe62a
 @patch
 async def finish(self: TreeOfThoughts, ctx: Context, task: str) -> Status | None:
     s = ctx.state
@@ -588,12 +602,17 @@ async def finish(self: TreeOfThoughts, ctx: Context, task: str) -> Status | None
         return Status.NO_SOLUTION
     node = s.nodes[w]
     answer = node.answer if node.final else node.text
-    if self.synthesize:
-        try: r = await self._ask(ctx, self._hook("synthesize_prompt")(task, s.steps(w)), key=f"tot/{w}/synthesize", role="synthesizer")
-        except EffectFailed as e: ctx.emit("tot.synthesized", node=w, answer=None, error=e.error)
-        else:
-            said = r.text.strip()
-            said = self._hook("final_answer")(said) or said
-            ctx.emit("tot.synthesized", node=w, answer=said or None, error=None if said else "empty reply")
-            answer = said or answer
+    if self.synthesize: answer = await self._synthesize(ctx, task, w, answer)
     ctx.emit("tot.completed", winner=w, answer=answer, score=node.score, stopped=stopped)
+
+# %% ../../nbs/14_tot.ipynb #ffa35847
+@patch
+async def _synthesize(self: TreeOfThoughts, ctx: Context, task: str, w: str, answer: str) -> str:
+    "The synthesizer's answer from the winner's chain of steps; `answer` stands if the call fails or comes back empty."
+    try: r = await self._ask(ctx, self._hook("synthesize_prompt")(task, ctx.state.steps(w)), key=f"tot/{w}/synthesize", role="synthesizer")
+    except EffectFailed as e:
+        ctx.emit("tot.synthesized", node=w, answer=None, error=e.error); return answer
+    said = r.text.strip()
+    said = self._hook("final_answer")(said) or said
+    ctx.emit("tot.synthesized", node=w, answer=said or None, error=None if said else "empty reply")
+    return said or answer
