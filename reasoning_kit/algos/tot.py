@@ -584,7 +584,8 @@ def select_level(self: TreeOfThoughts, ctx: Context, level: int) -> bool:
     low = [i for i in live if score(i) < self.min_score]
     ok = sorted((i for i in live if i not in low), key=_order)
     keep = ok if self.select == "greedy" else _draw(ctx.rng(f"tot/level.{level}/select"), ok, [score(i) for i in ok], self.width)
-    keep = sorted(keep, key=lambda i: (-score(i), _order(i)))[:self.width]
+    first = {i: k for k, i in enumerate(s.candidates)}  # ties: the candidate proposed first (a better parent's child), as the paper's code
+    keep = sorted(keep, key=lambda i: (-score(i), first[i]))[:self.width]
     for i in sorted(low, key=_order): ctx.emit("tot.pruned", node=i, reason="min_score", score=score(i))
     for i in ok:
         if i not in keep: ctx.emit("tot.pruned", node=i, reason="beam_capacity", score=score(i))
