@@ -482,7 +482,7 @@ def _record_proposals(self: TreeOfThoughts, ctx: Context, task: str, level: int,
         if isinstance(reply, EffectFailed):
             ctx.emit("tot.proposal_failed", level=level, parent=parent, key=key, error=reply.error); continue
         for node, step in self._children(task, s.steps(parent), parent, child, reply):
-            if not step or not step.strip():
+            if step is None:  # unusable; a string, even an empty one, is a step (the paper's code keeps every line)
                 ctx.emit("tot.proposal_failed", level=level, parent=parent, key=key, error="empty reply"); continue
             first = seen.setdefault((*s.steps(parent), step), node)
             ctx.emit("tot.proposed", node=node, parent=parent, text=step, answer=self._hook("final_answer")(step),
