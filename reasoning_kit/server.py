@@ -59,7 +59,7 @@ from .algos.swarm import Swarm
 from .algos.toolloop import ToolLoop
 from .events import Event
 from .runtime import Algorithm, Budget, Engine, Outcome, Run, check_float, check_int
-from .session import INDEX, Session, SessionBudgetSpent, SessionBusy
+from .session import INDEX, Session, SessionBudgetSpent, SessionBusy, SessionChanged, SessionLocked
 
 # %% auto #0
 __all__ = ['APIError', 'env_secrets', 'scrub', 'http_params', 'narrows', 'RunServer', 'make_app', 'is_loopback', 'serve']
@@ -406,7 +406,7 @@ async def _post_session(self: RunServer, request: Request) -> Response:
     turn, total = self._budget(body.get("budget")), self._budget(body.get("total_budget"), capped=False)
     sid = uuid.uuid4().hex[:16]
     self.sessions[sid] = Session(self.engine, algorithm, self.sessions_dir / sid if self.sessions_dir else None,
-                                 turn_budget=turn, budget=total)
+                                 turn_budget=turn, budget=total, secrets=self._secrets)
     return self._json({"id": sid}, 201, {"location": f"/sessions/{sid}"})
 
 def _session(self: RunServer, sid: str) -> Session:
@@ -419,7 +419,7 @@ def _session(self: RunServer, sid: str) -> Session:
         name, config = doc.get("algorithm"), doc.get("config") or {}
         settable = http_params(self.algorithms[name]) if name in self.algorithms else []
         algorithm = self._build(name, {k: v for k, v in config.items() if k in settable}, stored=True)  # the stored config, as a client gave it
-        s = self.sessions[sid] = Session.open(path, self.engine, algorithm)
+        s = self.sessions[sid] = Session.open(path, self.engine, algorithm, secrets=self._secrets)
     except (ValueError, AttributeError, OSError) as e:  # a damaged index, a log named outside the directory
         raise APIError(409, f"session {sid} can't be opened: {e}") from None
     return s
@@ -438,7 +438,7 @@ async def _turn_start(self: RunServer, request: Request, sid: str, s: Session, s
     self._room()
     try: run = start()
     except SessionBudgetSpent as e: raise APIError(409, str(e), status="budget_exhausted") from None
-    except (SessionBusy, ValueError) as e: raise APIError(409, str(e)) from None
+    except (SessionBusy, SessionLocked, SessionChanged, ValueError) as e: raise APIError(409, str(e)) from None
     entry = self._track(run, s.algorithm, session=sid, turn=s.turns[-1].n)
     if not wait: return self._json({"session": sid, "turn": entry.turn, "run": entry.id, "status": "running"}, 202)
     await s.wait()

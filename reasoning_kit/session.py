@@ -14,7 +14,8 @@ log: every model call it had already paid for is served from the log, none is ma
 
 With a `path` (a directory), a session is on disk: each turn's log streams to its own JSON Lines
 file as it is written, and a small JSON index lists the turns, so `Session.open` picks the
-conversation up in another process.
+conversation up in another process. One process writes a session at a time: while a turn runs, the
+directory is locked, and a second writer gets a clear error instead of a torn history.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/session.html.md"""
 
@@ -26,19 +27,22 @@ from __future__ import annotations
 from fastcore.basics import patch
 
 import asyncio
+import fcntl
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from .algos.toolloop import ToolLoop
 from .events import Log
 from .llm import Usage
+from .memory import replace_file, scrub_known
 from .runtime import Budget, Engine, Outcome, Run, RunState, Status, fold_run
 
 # %% auto #0
 __all__ = ['ENDED', 'INDEX', 'SESSION_FORMAT', 'SESSION_VERSION', 'Turn', 'Spent', 'SessionBudgetSpent', 'SessionBusy',
-           'turn_budget_left', 'Session', 'inside']
+           'turn_budget_left', 'Session', 'SessionLocked', 'SessionChanged', 'inside']
 
 # %% ../nbs/31_session.ipynb #b2e0b576
 ENDED = frozenset({Status.OK.value, Status.NO_SOLUTION.value, Status.BUDGET_EXHAUSTED.value})  # turns whose conversation is kept
@@ -110,7 +114,8 @@ class Session:
                  algorithm: ToolLoop,  # a ToolLoop or a Swarm
                  path: str | Path | None = None,  # a new directory to keep the session in; None: memory only
                  *, turn_budget: Budget | None = None,  # bounds each turn
-                 budget: Budget | None = None):  # bounds the whole session
+                 budget: Budget | None = None,  # bounds the whole session
+                 secrets: Iterable[str] = ()):  # more strings never to write (keys given to clients); env keys always
         if not isinstance(algorithm, ToolLoop):
             raise TypeError(f"a Session runs conversational algorithms (ToolLoop, Swarm), not {type(algorithm).__name__}")
         self.engine, self.algorithm, self.turn_budget, self.budget = engine, algorithm, turn_budget, budget
@@ -119,9 +124,13 @@ class Session:
         self.messages: list[dict] = []  # the conversation so far, as JSON messages, without the system prompt
         self.agent: str | None = None  # Swarm: the agent that answered last
         self._task: asyncio.Task | None = None  # the turn being recorded
+        self.secrets = [s for s in secrets if isinstance(s, str) and s]
+        self._seen: str | None = None  # the index as this object last wrote or read it
+        self._lock: int | None = None  # the directory's descriptor while this object holds its lock
         if self.path is not None:
             if (self.path / INDEX).exists(): raise FileExistsError(f"{self.path} already holds a session: use Session.open")
-            self.path.mkdir(parents=True, exist_ok=True); self._save()
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._claim(); self._save(); self._release()
 
     def __repr__(self):
         return f"Session({self.algorithm.name}, {len(self.turns)} turns, {len(self.messages)} messages{f', {self.path}' if self.path else ''})"
@@ -145,14 +154,38 @@ def _save(self: Session):
            "turn_budget": self.turn_budget.model_dump(exclude_none=True) if self.turn_budget else None,
            "budget": self.budget.model_dump(exclude_none=True) if self.budget else None,
            "turns": [{"n": t.n, "text": t.text, "logs": t.files, "status": t.status} for t in self.turns]}
-    tmp = self.path / (INDEX + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, self.path / INDEX)
+    self._seen = scrub_known(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", self.secrets)
+    replace_file(self.path / INDEX, self._seen)
 
 def _file(self: Session, n: int, attempt: int) -> str | None:
     return None if self.path is None else f"turn-{n:03d}.jsonl" if attempt == 0 else f"turn-{n:03d}.r{attempt}.jsonl"
 
 Session._save, Session._file = _save, _file
+
+# %% ../nbs/31_session.ipynb #764432dd
+class SessionLocked(RuntimeError):
+    "Another process is running a turn of this session."
+
+class SessionChanged(RuntimeError):
+    "Another process changed the session on disk since this object read it."
+
+@patch
+def _claim(self: Session):
+    if self.path is None or self._lock is not None: return
+    fd = os.open(self.path, os.O_RDONLY)
+    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd); raise SessionLocked(f"session {self.path.name}: another process is running a turn of it; "
+                                          "wait for that turn to end, then Session.open it again") from None
+    self._lock = fd
+    now = (self.path / INDEX).read_text(encoding="utf-8") if (self.path / INDEX).exists() else None
+    if self._seen is not None and now != self._seen:
+        self._release(); raise SessionChanged(f"session {self.path.name}: another process changed it since it was read "
+                                              "here; Session.open it again to see its turns")
+
+@patch
+def _release(self: Session):
+    if self._lock is not None: os.close(self._lock); self._lock = None
 
 # %% ../nbs/31_session.ipynb #c13589c1
 def _input(self: Session, text: str) -> dict:
@@ -175,11 +208,12 @@ def _start(self: Session, text: str) -> Run:
     if not isinstance(text, str) or not text.strip(): raise ValueError("a message needs some text")
     if self.busy: raise SessionBusy(f"turn {self.turns[-1].n} is still running; await session.wait() (or cancel its run) first")
     budget = turn_budget_left(self.turn_budget, self.budget, self.spent)
+    self._claim()
     turn = Turn(n=len(self.turns) + 1, text=text)
     self.turns.append(turn)
     try: return self._launch(turn, self._input(text), budget)
     except BaseException:
-        self.turns.pop(); self._save(); raise
+        self.turns.pop(); self._save(); self._release(); raise
 
 Session._input, Session._launch, Session.start = _input, _launch, _start
 
@@ -192,7 +226,8 @@ async def _record(self: Session, turn: Turn, run: Run) -> Outcome:
     finally:
         turn.live = False
         turn.value = self.algorithm.result(turn.state.algo)
-        self._save()
+        try: self._save()
+        finally: self._release()
     if out.status.value in ENDED:
         self.messages = _conversation(out.value)
         self.agent = out.value.get("agent", self.agent)
@@ -242,15 +277,16 @@ def inside(root: Path, name, where: str) -> str:
 @patch(cls_method=True)
 def open(cls: Session, path: str | Path,  # the session's directory
           engine: Engine, algorithm: ToolLoop,  # as for a new session: the same kind of algorithm
-          *, turn_budget: Budget | None = _KEEP, budget: Budget | None = _KEEP) -> Session:  # default: the stored ones
+          *, turn_budget: Budget | None = _KEEP, budget: Budget | None = _KEEP,  # default: the stored ones
+          secrets: Iterable[str] = ()) -> Session:  # more strings never to write
     "Open a session kept on disk, to carry on with it."
     path = Path(path); doc = _read_index(path)
     if doc["algorithm"] != algorithm.name:
         raise ValueError(f"{path} is a {doc['algorithm']!r} session; it can't be continued with {algorithm.name!r}")
     stored = lambda b: Budget(**b) if b else None
     s = cls(engine, algorithm, None, turn_budget=stored(doc.get("turn_budget")) if turn_budget is _KEEP else turn_budget,
-            budget=stored(doc.get("budget")) if budget is _KEEP else budget)
-    s.path = path
+            budget=stored(doc.get("budget")) if budget is _KEEP else budget, secrets=secrets)
+    s.path, s._seen = path, (path / INDEX).read_text(encoding="utf-8")
     for t in doc["turns"]:
         files = [inside(path, f, INDEX) for f in t.get("logs", [])]
         # a crash may cut a log's last line (repair drops it), or come before the file was made (an empty log)
@@ -272,9 +308,11 @@ def _start_resume(self: Session) -> Run:
     budget = turn_budget_left(self.turn_budget, self.budget, self._spent(skip=turn))  # the replay counts its calls again
     started = next((e for e in turn.log if e.kind == "run.started"), None)
     inp = started.data["input"] if started is not None else self._input(turn.text)
+    self._claim()
     on_disk = self.path / turn.files[-1] if self.path is not None and turn.files else None
     replay = on_disk if on_disk is not None and on_disk.exists() else turn.log  # the partial file itself, when there is one
-    return self._launch(turn, inp, budget, replay=replay)
+    try: return self._launch(turn, inp, budget, replay=replay)
+    except BaseException: self._release(); raise
 
 async def _resume(self: Session) -> Outcome:
     "Finish the last turn from its log (no answered call is asked again); returns its Outcome."
