@@ -272,6 +272,9 @@ def inside(root: Path, name, where: str) -> str:
     "`name` if it is a plain file name inside `root`, else a ValueError: paths read from disk never leave it."
     if not isinstance(name, str) or not name or Path(name).name != name or name in (".", ".."):
         raise ValueError(f"{where} names {name!r} as a log: only file names inside the session's directory are read")
+    real, home = (root / name).resolve(), root.resolve()
+    if real.parent != home:  # a link planted in the directory, pointing out of it
+        raise ValueError(f"{where} names {name!r}, a link that leads out of the session's directory: not read")
     return name
 
 @patch(cls_method=True)

@@ -79,3 +79,20 @@ def test_the_index_holds_no_known_secret(tmp_path, monkeypatch):
         assert not any(secret[i:i + 8] in index for i in range(len(secret) - 7))
     assert json.loads(index)["turns"][0]["text"] == "my key is ***, and the other is ***"
     assert Session.open(tmp_path / "s", engine_for(), ToolLoop()).turns[0].text == "my key is ***, and the other is ***"
+
+
+def test_a_link_in_the_directory_that_leads_out_is_not_read(tmp_path):
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text("secret stuff\n")
+    d = tmp_path / "s"
+    s = Session(engine_for(), ToolLoop(), d)
+    asyncio.run(s.send("hi"))
+    (d / "turn-001.jsonl").unlink()
+    (d / "turn-001.jsonl").symlink_to(outside)
+    with pytest.raises(ValueError, match="a link that leads out of the session's directory"):
+        Session.open(d, engine_for(), ToolLoop())
+    (d / "turn-001.jsonl").unlink()
+    (d / "turn-001.jsonl").symlink_to(d / "session.json")  # a link that stays inside is only a file name
+    with pytest.raises(Exception) as e:
+        Session.open(d, engine_for(), ToolLoop())
+    assert "leads out" not in str(e.value)
