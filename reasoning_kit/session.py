@@ -147,6 +147,7 @@ class Session:
                      cost=sum(t.usage.cost for t in ts), seconds=sum(t.seconds for t in ts))
 
 # %% ../nbs/31_session.ipynb #5e5b1dc9
+@patch
 def _save(self: Session):
     if self.path is None: return
     doc = {"format": SESSION_FORMAT, "version": SESSION_VERSION, "algorithm": self.algorithm.name,
@@ -157,10 +158,9 @@ def _save(self: Session):
     self._seen = scrub_known(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", self.secrets)
     replace_file(self.path / INDEX, self._seen)
 
+@patch
 def _file(self: Session, n: int, attempt: int) -> str | None:
     return None if self.path is None else f"turn-{n:03d}.jsonl" if attempt == 0 else f"turn-{n:03d}.r{attempt}.jsonl"
-
-Session._save, Session._file = _save, _file
 
 # %% ../nbs/31_session.ipynb #764432dd
 class SessionLocked(RuntimeError):
@@ -188,11 +188,13 @@ def _release(self: Session):
     if self._lock is not None: os.close(self._lock); self._lock = None
 
 # %% ../nbs/31_session.ipynb #c13589c1
+@patch
 def _input(self: Session, text: str) -> dict:
     "The run's input: the conversation so far and the new message (and, for a Swarm, who answered last)."
     return {"messages": self.messages + [{"role": "user", "content": text}], "task": text,
             **({"agent": self.agent} if self.agent is not None else {})}
 
+@patch
 def _launch(self: Session, turn: Turn, input: dict, budget: Budget | None, replay=None) -> Run:
     file = self._file(turn.n, len(turn.files))
     if file is not None: turn.files.append(file)
@@ -203,7 +205,8 @@ def _launch(self: Session, turn: Turn, input: dict, budget: Budget | None, repla
     self._task = asyncio.ensure_future(self._record(turn, run))
     return run
 
-def _start(self: Session, text: str) -> Run:
+@patch
+def start(self: Session, text: str) -> Run:
     "Start the turn that answers `text`; returns its live `Run` (await `session.wait()` for the Outcome)."
     if not isinstance(text, str) or not text.strip(): raise ValueError("a message needs some text")
     if self.busy: raise SessionBusy(f"turn {self.turns[-1].n} is still running; await session.wait() (or cancel its run) first")
@@ -215,12 +218,11 @@ def _start(self: Session, text: str) -> Run:
     except BaseException:
         self.turns.pop(); self._save(); self._release(); raise
 
-Session._input, Session._launch, Session.start = _input, _launch, _start
-
 # %% ../nbs/31_session.ipynb #b8699ef0
 def _conversation(value: dict) -> list[dict]:
     return [m for m in value.get("messages", []) if m.get("role") != "system"]
 
+@patch
 async def _record(self: Session, turn: Turn, run: Run) -> Outcome:
     try: out = await run
     finally:
@@ -233,27 +235,26 @@ async def _record(self: Session, turn: Turn, run: Run) -> Outcome:
         self.agent = out.value.get("agent", self.agent)
     return out
 
-async def _wait(self: Session) -> Outcome:
+@patch
+async def wait(self: Session) -> Outcome:
     "The Outcome of the turn started last, once it is recorded (cancelling the wait leaves the turn running)."
     if self._task is None: raise ValueError("no turn has been started in this process")
     return await asyncio.shield(self._task)
 
-Session._record, Session.wait = _record, _wait
-
 # %% ../nbs/31_session.ipynb #bd31f27e
+@patch
 def _refused(self: Session, why: str) -> Outcome:
     state = RunState(algorithm=self.algorithm.name, status=Status.BUDGET_EXHAUSTED.value, exhausted="session",
                      algo=self.algorithm.initial())
     return Outcome(status=Status.BUDGET_EXHAUSTED, value=self.algorithm.result(state.algo), error=why, log=Log(),
                    state=state, usage=Usage(), calls=0, sent={}, served={})
 
-async def _send(self: Session, text: str) -> Outcome:
+@patch
+async def send(self: Session, text: str) -> Outcome:
     "Answer `text`: run one turn and return its Outcome."
     try: self.start(text)
     except SessionBudgetSpent as e: return self._refused(str(e))
     return await self.wait()
-
-Session._refused, Session.send = _refused, _send
 
 # %% ../nbs/31_session.ipynb #53a72590
 def _read_index(path: Path) -> dict:
@@ -302,7 +303,8 @@ def open(cls: Session, path: str | Path,  # the session's directory
 
 
 # %% ../nbs/31_session.ipynb #ff09be77
-def _start_resume(self: Session) -> Run:
+@patch
+def start_resume(self: Session) -> Run:
     "Start finishing the last turn from its log; returns the live Run."
     if self.busy: raise SessionBusy(f"turn {self.turns[-1].n} is still running")
     turn = self.turns[-1] if self.turns else None
@@ -317,10 +319,9 @@ def _start_resume(self: Session) -> Run:
     try: return self._launch(turn, inp, budget, replay=replay)
     except BaseException: self._release(); raise
 
-async def _resume(self: Session) -> Outcome:
+@patch
+async def resume(self: Session) -> Outcome:
     "Finish the last turn from its log (no answered call is asked again); returns its Outcome."
     try: self.start_resume()
     except SessionBudgetSpent as e: return self._refused(str(e))
     return await self.wait()
-
-Session.start_resume, Session.resume = _start_resume, _resume
