@@ -41,6 +41,7 @@ import re
 import uuid
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -109,7 +110,7 @@ def narrows(owner_value, value) -> str | None:
         return f"{value!r} is over the owner's limit of {owner_value}; a client may only lower it"
     return f"the owner set it to {owner_value!r:.80}; a client can't change it"
 
-# %% ../nbs/32_server.ipynb #0fd20c4b
+# %% ../nbs/32_server.ipynb #f1f1b4cf
 _ID = re.compile(r"^[0-9a-f]{16}$")
 
 @dataclass
@@ -125,6 +126,7 @@ class _Tracked:
     task: asyncio.Task | None = None
     unsubscribe: Any = None
 
+# %% ../nbs/32_server.ipynb #2f35d78d
 class RunServer:
     "An HTTP API over an Engine you configure: start runs and sessions, watch their events."
     def __init__(self, engine: Engine,  # its handlers decide which models and tools exist
@@ -158,7 +160,9 @@ class RunServer:
         self._secrets = sorted({s for s in [*secrets, *([token] if token else []), *env_secrets()] if s}, key=len, reverse=True)
         self.runs: dict[str, _Tracked] = {}
         self.sessions: dict[str, Session] = {}
-        self.app = self._make_app()
+
+    @cached_property
+    def app(self) -> Starlette: return self._make_app()  # built on first use
 
     def __repr__(self): return f"RunServer({len(self.algorithms)} algorithms, {len(self.runs)} runs, {len(self.sessions)} sessions)"
 
