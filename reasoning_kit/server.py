@@ -272,7 +272,7 @@ def _budget(self: RunServer, raw: Any, capped: bool = True) -> Budget | None:
         elif limits[f] > cap: raise APIError(400, f"bad budget: {f} {limits[f]} exceeds this server's limit of {cap}")
     return Budget(**limits)
 
-# %% ../nbs/32_server.ipynb #071f0fc8
+# %% ../nbs/32_server.ipynb #f4729e14
 def _wake(entry: _Tracked, _event=None):
     for f in entry.waiters:
         if not f.done(): f.set_result(None)
@@ -295,6 +295,7 @@ async def _finished(self: RunServer, entry: _Tracked):
         done = [k for k, e in self.runs.items() if e.outcome is not None or e.task.done()]
         for k in done[:max(0, len(done) - self.keep)]: del self.runs[k]
 
+# %% ../nbs/32_server.ipynb #5978eb8c
 async def _changed(entry: _Tracked, timeout: float):
     "Wait until the run logs its next event (or `timeout` seconds)."
     fut = asyncio.get_running_loop().create_future()
@@ -354,7 +355,7 @@ async def _get_run(self: RunServer, request: Request) -> Response:
 async def _list_runs(self: RunServer, request: Request) -> Response:
     return self._json({"runs": [{k: v for k, v in self._status(e).items() if k not in ("value", "usage")} for e in self.runs.values()]})
 
-# %% ../nbs/32_server.ipynb #b4483e7f
+# %% ../nbs/32_server.ipynb #d7037541
 def _lines(events: list[Event]) -> str:
     return "".join(json.dumps({"seq": e.seq, "at": e.at, "kind": e.kind, "key": e.key, "data": e.data},
                               ensure_ascii=False, separators=(",", ":"), default=str) + "\n" for e in events)
@@ -367,6 +368,7 @@ def _query_number(request: Request, name: str, default: float, lo: float, hi: fl
     if v is None or not lo <= v <= hi: raise APIError(400, f"{name} must be {'an integer' if kind is int else 'a number'} from {lo} to {hi}, got {raw!r}")
     return v
 
+# %% ../nbs/32_server.ipynb #06e8a032
 @patch
 async def _events(self: RunServer, request: Request) -> Response:
     e = self._entry(request.path_params["id"])
@@ -434,7 +436,7 @@ def _session(self: RunServer, sid: str) -> Session:
         raise APIError(409, f"session {sid} can't be opened: {e}") from None
     return s
 
-# %% ../nbs/32_server.ipynb #54536926
+# %% ../nbs/32_server.ipynb #6ea1f7b2
 @patch
 def _turn(self: RunServer, sid: str, s: Session, entry: _Tracked) -> dict:
     t = next(t for t in s.turns if t.n == entry.turn)
@@ -455,6 +457,7 @@ async def _turn_start(self: RunServer, request: Request, sid: str, s: Session, s
     await asyncio.wait({entry.task})
     return self._json(self._turn(sid, s, entry))
 
+# %% ../nbs/32_server.ipynb #621995e1
 @patch
 async def _post_message(self: RunServer, request: Request) -> Response:
     sid = request.path_params["id"]; s = self._session(sid)
