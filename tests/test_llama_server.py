@@ -1,8 +1,9 @@
 """The clients against llama.cpp's llama-server (MIT), built from source by scripts/llama_server.sh (cached in
 .llama-server/; scripts/setup.sh --dev builds it, and this module builds it on first use when cmake and a C++
 compiler are there). The model is written at test setup with the `gguf` package (tests/tiny_gguf.py): a one-layer
-llama whose next token depends only on the last, so it always answers "The answer is 4." and, when a grammar
-constrains it (tools, JSON schemas), picks the same valid JSON every time. No weights are downloaded.
+llama whose next token depends only on the last, so it always thinks "Two and two." (which the server returns as
+reasoning) and answers "The answer is 4."; when a grammar constrains it (tools, JSON schemas) it picks the same
+valid JSON every time. No weights are downloaded.
 
 The same server is asked over both wire formats it speaks: OpenAI's /v1/chat/completions and Anthropic's
 /v1/messages, plain and streamed."""
@@ -30,7 +31,8 @@ from tiny_gguf import write_model
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "llama_server.sh"
-ANSWER = "The answer is 4."
+ANSWER, THOUGHT = "The answer is 4.", "Two and two."
+NO_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}  # the template then opens with an empty <think></think>
 
 
 def llama_server_binary() -> str:
@@ -121,7 +123,7 @@ def test_plain_answer_usage_and_finish_reason(llama, wire):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_max_tokens_ends_with_length(llama, wire):
-    r = run(once(WIRES[wire](llama), ASK.model_copy(update={"max_tokens": 2})))
+    r = run(once(WIRES[wire](llama), ASK.model_copy(update={"max_tokens": 2, "extra": NO_THINKING})))
     assert (r.text, r.finish_reason, r.usage.completion_tokens) == ("The answer", "length", 2)
 
 
@@ -132,6 +134,30 @@ def test_streamed_answer_matches_the_plain_one(llama, wire):
     assert isinstance(final, LLMResponse) and all(isinstance(d, TextDelta) for d in deltas) and len(deltas) >= 3
     assert "".join(d.text for d in deltas) == final.text == ANSWER
     assert final.finish_reason == "stop" and final.usage.prompt_tokens > 10 and final.usage.completion_tokens >= 5
+
+
+# ---- what models return beside the text: reasoning, thinking blocks, logprobs -------------------------------------
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("streamed", [False, True], ids=["plain", "streamed"])
+def test_reasoning_is_kept_apart_from_the_answer(llama, wire, streamed):
+    client = WIRES[wire](llama)
+    r = run(collect(client, ASK))[-1] if streamed else run(once(client, ASK))
+    assert (r.text, r.message.reasoning) == (ANSWER, THOUGHT)
+    if wire == "anthropic":  # a thinking block, kept whole so that it can be sent back on a tool turn
+        assert [(b["type"], b["thinking"]) for b in r.message.thinking] == [("thinking", THOUGHT)] and "signature" in r.message.thinking[0]
+    off = run(once(WIRES[wire](llama), ASK.model_copy(update={"extra": NO_THINKING})))
+    assert (off.text, off.message.reasoning) == (ANSWER, None)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["plain", "streamed"])
+def test_logprobs_when_asked(llama, streamed):
+    req = ASK.model_copy(update={"extra": {**NO_THINKING, "logprobs": True, "top_logprobs": 2}})
+    client = oa(llama)
+    r = run(collect(client, req))[-1] if streamed else run(once(client, req))
+    tokens = r.choices[0].logprobs["content"]
+    assert "".join(t["token"] for t in tokens) == ANSWER and all(len(t["top_logprobs"]) == 2 for t in tokens)
+    assert run(once(oa(llama), ASK)).choices[0].logprobs is None  # not asked, not kept
 
 
 # ---- n > 1: refused with 400, then parallel single calls, remembered per client -----------------------------------
@@ -172,6 +198,17 @@ def test_tree_of_thoughts_sample_n_mode_runs(llama):
     assert client.requests == 1 + 3
 
 
+def test_the_llamacpp_model_string_samples_in_parallel_from_the_start(llama):
+    "`llamacpp:MODEL@URL` through LLMHandler: no key needed on loopback, and n never sent (the preset knows)."
+    async def go():
+        handler = LLMHandler(f"llamacpp:tiny@{llama}/v1", max_retries=1)
+        client = handler.client
+        try: return await client.complete(ASK.model_copy(update={"n": 2})), client
+        finally: await client.aclose()
+    r, client = run(go())
+    assert r.texts == [ANSWER] * 2 and client.requests == 2 and client.native_n is False
+
+
 # ---- tools: tool_choice="required" is what makes small local models call them -------------------------------------
 
 @tool
@@ -192,8 +229,11 @@ def test_toolloop_with_tool_choice_required(llama, wire, stream):
     out = run(go())
     ran = [e.data for e in out.log if e.kind == "loop.tool_result"]
     assert [(t["turn"], t["name"], t["content"], t.get("error")) for t in ran] == [(1, "add", "8", None), (2, "add", "8", None)]
-    calls = [c for m in out.value["messages"] if m["role"] == "assistant" for c in m["tool_calls"]]
+    said = [m for m in out.value["messages"] if m["role"] == "assistant"]
+    calls = [c for m in said for c in m["tool_calls"]]
     assert [(c["name"], c["arguments"]) for c in calls] == [("add", {"a": 4, "b": 4})] * 2  # the grammar-constrained call, both turns
+    assert all(m.get("reasoning") == THOUGHT for m in said)
+    if wire == "anthropic": assert all(m["thinking"][0]["thinking"] == THOUGHT for m in said)  # sent back on turn 2, which the server took
     assert out.calls == 2 and out.status == Status.NO_SOLUTION  # "required" every turn: the loop ends on max_turns
 
 

@@ -1,7 +1,7 @@
 """A tiny llama-architecture GGUF model whose answers are fixed by construction (no weights downloaded)."""
 import numpy as np
 
-CHAIN = ["<|assistant|>", "The", "▁answer", "▁is", "▁4", ".", "<|end|>"]  # each token's successor is the next one
+CHAIN = ["<|assistant|>", "<think>", "Two", "▁and", "▁two.", "</think>", "The", "▁answer", "▁is", "▁4", ".", "<|end|>"]  # each token's successor is the next
 CALL = "<tool_call>"  # where a tool call starts, in the template's own format (Hermes / Qwen style)
 PREFER = {'"': 3.0, "}": 2.6, "]": 2.5, ",": 2.3, ":": 2.2, "{": 1.2, "4": 1.5, "</tool_call>": 2.4, "<|end|>": 2.0, "▁": -3.0}  # a unigram taste, for grammar-constrained turns
 TEMPLATE = """\
@@ -9,22 +9,24 @@ TEMPLATE = """\
 {%- for t in tools %}
 {{ t | tojson }}{%- endfor -%}<|end|>{%- endif -%}
 {%- for m in messages -%}
-{%- if m.role == 'assistant' and m.tool_calls -%}<|assistant|>{{ m.content or '' }}
-{%- for tc in m.tool_calls -%}<tool_call>{"name": "{{ tc.function.name }}", "arguments": {{ tc.function.arguments | tojson }}}</tool_call>{%- endfor -%}<|end|>
+{%- if m.role == 'assistant' -%}<|assistant|>
+{%- if m.reasoning_content -%}<think>{{ m.reasoning_content }}</think>{%- endif -%}{{ m.content or '' }}
+{%- for tc in m.tool_calls or [] -%}<tool_call>{"name": "{{ tc.function.name }}", "arguments": {{ tc.function.arguments | tojson }}}</tool_call>{%- endfor -%}<|end|>
 {%- elif m.role == 'tool' -%}<|tool|>{{ m.content }}<|end|>
 {%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>
 {%- endif -%}
 {%- endfor -%}
-{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"""
+{%- if add_generation_prompt -%}<|assistant|>{%- if not enable_thinking | default(false) -%}<think></think>{%- endif -%}{%- endif -%}"""
 
 def vocab():
-    "Tokens, scores and types (SentencePiece-style: 1 normal, 2 unknown, 3 control, 6 byte)."
+    "Tokens, scores and types (SentencePiece-style: 1 normal, 2 unknown, 3 control, 4 user-defined: matched whole in text, 6 byte)."
     toks = [("<unk>", 0.0, 2), ("<s>", 0.0, 3), ("</s>", 0.0, 3)]
     toks += [(f"<|{r}|>", 0.0, 3) for r in ("system", "user", "assistant", "tool", "end")]
     toks += [(f"<0x{b:02X}>", 0.0, 6) for b in range(256)]
     chars = ["▁"] + [chr(c) for c in range(0x21, 0x7F)]
     toks += [(c, -1.0, 1) for c in chars]
-    toks += [(w, 0.0, 1) for w in [*CHAIN, CALL, "</tool_call>"] if w not in {t for t, _, _ in toks}]
+    marks = {"<think>", "</think>", CALL, "</tool_call>"}
+    toks += [(w, 0.0, 4 if w in marks else 1) for w in [*CHAIN, CALL, "</tool_call>"] if w not in {t for t, _, _ in toks}]
     return toks
 
 def write_model(path, n_embd: int = 64, n_ff: int = 64, n_head: int = 2):
