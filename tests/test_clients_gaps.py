@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from reasoning_kit.clients import AnthropicClient, ConnectionFailed, OpenAIClient, StreamTruncated, client_for_model
+from reasoning_kit.clients import AnthropicClient, APIError, ConnectionFailed, OpenAIClient, StreamTruncated, client_for_model
 from reasoning_kit.llm import LLMHandler, LLMRequest, TextDelta, user
 
 REQ = LLMRequest(messages=[user("hi")])
@@ -126,6 +126,16 @@ def test_the_provider_key_goes_only_to_the_provider_host():
     assert client_for_model("anthropic:c@https://api.anthropic.com").key_env == "ANTHROPIC_API_KEY"
     assert client_for_model("openai:m@https://llm.example.com/v1").key_env is None
     assert client_for_model("openai:m@https://llm.example.com/v1", key_env="MY_KEY").key_env == "MY_KEY"
+
+
+def test_a_401_to_a_url_given_no_key_says_how_to_give_one():
+    async def go():
+        server, port, seen = await serve(lambda line, body, k: http(401, json.dumps({"error": {"message": "missing bearer token"}})))
+        client = client_for_model(f"openai:m@http://127.0.0.1:{port}/v1", max_retries=0)
+        try:
+            with pytest.raises(APIError, match=r"missing bearer token \(no API key was sent to .*: pass api_key= or key_env="): await client.complete(REQ)
+        finally: await client.aclose(); server.close()
+    asyncio.run(go())
 
 
 def test_client_options_on_the_handler_and_per_role():

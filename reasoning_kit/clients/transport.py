@@ -279,12 +279,19 @@ async def _slot(self: HTTPClient, estimate: int):
         yield
 
 # %% ../../nbs/06e_transport.ipynb #80af2aef
+def _key_sent(r: httpx.Response) -> bool:
+    try: h = r.request.headers
+    except RuntimeError: return True  # a response made by hand, with no request
+    return "authorization" in h or "x-api-key" in h
+
 @patch
 def _status_error(self: HTTPClient, r: httpx.Response) -> APIError:
     raw = self._text(r)
     try: text = error_text(json.loads(raw))
     except ValueError: text = None
     text = text or snip(raw, 300) or r.reason_phrase
+    if r.status_code in (401, 403) and not _key_sent(r):  # a URL you named gets no provider key: say how to give one
+        text += f" (no API key was sent to {self.base_url}: pass api_key= or key_env= to the client, or to client_for_model / LLMHandler)"
     e = APIError(self.provider, r.status_code, text, parse_retry_after(r.headers))
     should = r.headers.get("x-should-retry")
     if should in ("true", "false"): e.retryable = should == "true"
