@@ -158,9 +158,10 @@ def test_max_completion_tokens_when_configured():
 
 
 def test_unknown_models_cost_unknown_never_a_guess():
-    from reasoning_kit.clients import PRICES, PRICES_AS_OF, parse_openai, price_for
+    from reasoning_kit.clients import PRICES, PRICES_AS_OF, PRICES_SOURCE, parse_openai, price_for
     from reasoning_kit.llm import Usage
     assert re.fullmatch(r"\d{4}-\d{2}", PRICES_AS_OF)
+    assert any("openai.com" in u for u in PRICES_SOURCE) and any("anthropic.com" in u for u in PRICES_SOURCE)  # dated, and the source named
     assert price_for("gpt-4o-2024-08-06") == PRICES["gpt-4o"] and price_for("gpt-4o-audio-preview") is None
     r = parse_openai({"model": "qwen2.5-7b", "choices": [{"message": {"content": "x"}, "finish_reason": "stop"}],
                       "usage": {"prompt_tokens": 10, "completion_tokens": 2}}, price_for("qwen2.5-7b"))
