@@ -1,4 +1,5 @@
-"""`PROVIDER:MODEL[@BASE_URL]` names a model anywhere one is taken; keys never show; usage becomes dollars.
+"""`PROVIDER:MODEL[@BASE_URL]` names a model anywhere one
+is taken; keys never show; usage becomes dollars.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/models.html.md"""
 

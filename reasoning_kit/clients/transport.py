@@ -1,4 +1,5 @@
-"""One pooled connection per client, keys looked up per call and scrubbed, limits, retries that show in the log, timeouts, streaming, and `n` samples.
+"""One pooled connection per client, keys looked up per call and scrubbed, limits,
+retries that show in the log, timeouts, streaming, and `n` samples.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/transport.html.md"""
 
