@@ -27,9 +27,10 @@ from .events import SCHEMA_VERSION, Event, Log, Timeline, fold
 from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage
 
 # %% auto #0
-__all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'RunState', 'Algorithm', 'check_int',
-           'input_notes', 'check_float', 'check_bool', 'check_str', 'check_choice', 'check_str_list', 'renamed',
-           'RunReducer', 'algorithm_of', 'fold_run', 'Check', 'EffectCall', 'Context', 'Run', 'Outcome', 'Engine']
+__all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'prompt_estimate', 'call_price', 'RunState',
+           'Algorithm', 'check_int', 'input_notes', 'check_float', 'check_bool', 'check_str', 'check_choice',
+           'check_str_list', 'renamed', 'RunReducer', 'algorithm_of', 'fold_run', 'Check', 'EffectCall', 'Context',
+           'Run', 'Outcome', 'Engine']
 
 # %% ../nbs/03_runtime.ipynb #f63c13b3
 class Status(str, Enum):
@@ -48,6 +49,7 @@ class Budget(BaseModel):
     tokens: int | None = Field(None, ge=0)  # prompt + completion tokens
     cost: float | None = Field(None, ge=0)  # dollars
     seconds: float | None = Field(None, gt=0)  # wall-clock time from the run's start
+    call_tokens: int | None = Field(None, ge=1)  # completion tokens reserved for (and sent as max_tokens of) a call without max_tokens
 
 class BudgetExhausted(Exception):
     "Raised inside an algorithm when the budget refuses an effect; the engine ends the run cleanly."
@@ -61,6 +63,46 @@ class EffectFailed(Exception):
     "An effect's handler raised; the error is in the log and the algorithm may carry on without it."
     def __init__(self, effect: str, key: str, error: str):
         super().__init__(f"{effect} effect {key!r} failed: {error}"); self.effect, self.key, self.error = effect, key, error
+
+# %% ../nbs/03_runtime.ipynb #c77ca78e
+def _text_tokens(s: str) -> int: return max(len(s.split()), -(-len(s) // 3))
+
+def prompt_estimate(request: LLMRequest) -> int:
+    "An estimate from above of `request`'s prompt tokens (a word, or three characters, a token; 4 a message)."
+    n = 3  # the reply's priming
+    for m in request.messages:
+        n += 4 + _text_tokens(m.content or "") + _text_tokens(m.reasoning or "")
+        n += sum(1 + _text_tokens(tc.name) + _text_tokens(json.dumps(tc.arguments)) for tc in m.tool_calls)
+    return n + sum(_text_tokens(json.dumps(t.model_dump(mode="json"))) for t in request.tools)
+
+# %% ../nbs/03_runtime.ipynb #fb12b849
+@patch
+def completion_cap(self: Budget, request: LLMRequest) -> int:
+    "The completion tokens `request` may use under this budget (per sample)."
+    if request.max_tokens is not None: return request.max_tokens
+    if self.call_tokens is not None: return self.call_tokens
+    return min(1024, max(1, self.tokens // 4)) if self.tokens is not None else 1024
+
+@patch
+def check_admits_a_call(self: Budget) -> None:
+    "A ValueError when this budget cannot admit even the smallest model call."
+    least = LLMRequest(messages=[Message(role="user", content="")])
+    p, c = prompt_estimate(least), self.completion_cap(least)
+    if self.tokens is not None and self.tokens < p + c:
+        raise ValueError(f"Budget(tokens={self.tokens}) cannot admit even one model call: the smallest reserves {p + c} "
+                         f"tokens ({p} for a one-message prompt and {c} completion tokens; call_tokens= sets the latter)")
+    if self.cost == 0: raise ValueError("Budget(cost=0) cannot admit even one model call: give a cost above 0, or None")
+
+# %% ../nbs/03_runtime.ipynb #adfa20ee
+def call_price(handler, request: LLMRequest):
+    "The `Price` of the model `request` will reach through `handler`, or None when it is not known."
+    routes = getattr(handler, "routes", None) or {}
+    client = routes.get(request.model) or routes.get(request.role) or getattr(handler, "client", None)
+    model = request.model or getattr(client, "model", None)
+    model = model if isinstance(model, str) else getattr(client, "name", None)
+    if not isinstance(model, str) or not model: return None
+    from reasoning_kit.clients.models import price_for  # the price table lives with the clients; loaded only for cost budgets
+    return price_for(model.split("@")[0].split(":", 1)[-1], getattr(client, "prices", None) or None)
 
 # %% ../nbs/03_runtime.ipynb #0979ef2c
 @dataclass
@@ -380,6 +422,7 @@ class Run:
         self._asked: dict[str, dict] = {}  # key -> its request (the logged dict), for every key asked in this run
         self._inflight: dict[str, asyncio.Future] = {}  # keys being answered right now
         self._gathering = 0  # gathers in progress: effects then yield once after being admitted
+        self._held = [0, 0]  # tokens and nanodollars reserved by model calls in flight
         self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
         self.served: dict[str, int] = {}  # effects served from the replayed log
         self.sent: dict[str, int] = {}  # effects actually sent to handlers (and not answered by a cache)
@@ -423,7 +466,23 @@ class _ReplayIndex:
 
 # %% ../nbs/03_runtime.ipynb #9ec4e4d8
 @patch
-def _check_budget(self: Run, effect: str, key: str):
+def _worst_case(self: Run, handler, request) -> tuple[int, int | None, int] | None:
+    "The most `request` may spend: (tokens, nanodollars or None when the price is unknown, completion cap)."
+    b = self.budget
+    if b is None or (b.tokens is None and b.cost is None) or not isinstance(request, LLMRequest): return None
+    cap, prompt = b.completion_cap(request), prompt_estimate(request)
+    p = call_price(handler, request) if b.cost is not None else None
+    nanos = None if p is None else math.ceil(request.n * (prompt * max(p.input, p.cache_write or 0) + cap * p.output) * 1000)
+    return request.n * (prompt + cap), nanos, cap
+
+@patch
+def _over_cost(self: Run, nanos: int | None) -> bool:
+    "Whether a call that may cost `nanos` (None: price unknown, so only while under the limit) would break the cost budget."
+    used, limit = self.state.cost_nanos + self._held[1], round(self.budget.cost * 1e9)
+    return used >= limit if nanos is None else used + nanos > limit
+
+@patch
+def _check_budget(self: Run, effect: str, key: str, worst: tuple | None = None):
     if self._cancel: raise Cancelled("run cancelled")
     b, s = self.budget, self.state
     recorded = self._replay.time_refusals.get(key) if self._replay else None
@@ -432,8 +491,12 @@ def _check_budget(self: Run, effect: str, key: str):
     if recorded is False: reason, detail = "seconds", "as recorded in the replayed log"
     elif b.seconds is not None and time.monotonic() - self._t0 >= b.seconds: reason, detail = "seconds", f"{b.seconds}s"
     elif effect == "llm" and b.calls is not None and s.calls >= b.calls: reason, detail = "calls", f"{b.calls} calls"
-    elif effect == "llm" and b.tokens is not None and s.tokens >= b.tokens: reason, detail = "tokens", f"{s.tokens} of {b.tokens} tokens"
-    elif effect == "llm" and b.cost is not None and s.cost >= b.cost: reason, detail = "cost", f"${s.cost:.4f} of ${b.cost}"
+    elif effect == "llm" and b.tokens is not None and s.tokens + self._held[0] + (worst[0] if worst else 1) > b.tokens:
+        reason, detail = "tokens", (f"this call may use {worst[0] if worst else 1} tokens; {s.tokens} spent and "
+                                    f"{self._held[0]} reserved by calls in flight, of {b.tokens}")
+    elif effect == "llm" and b.cost is not None and self._over_cost(worst[1] if worst else None):
+        reason, detail = "cost", (f"this call may cost ${'?' if not worst or worst[1] is None else f'{worst[1] / 1e9:.6f}'}; "
+                                  f"${s.cost:.6f} spent and ${self._held[1] / 1e9:.6f} reserved, of ${b.cost}")
     if reason is None: return
     self.log.append("budget.exhausted", {"reason": reason, "detail": detail, "effect": effect}, key=key)
     raise BudgetExhausted(reason, detail)
@@ -450,11 +513,21 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
     handler = self.engine.handlers.get(effect)
     if handler is None: raise LookupError(f"no handler attached for {effect!r} effects (attach one, e.g. "
                                           f"{ {'llm': 'LLMHandler', 'tool': 'ToolHandler', 'validate': 'ValidationHandler'}.get(effect, 'a handler')}(...).attach(engine))")
-    rtype = handler.result_type
     hit = self._replay.lookup(key, req) if self._replay else None
-    self._check_budget(effect, key) if hit is None else None
+    worst = self._worst_case(handler, request) if effect == "llm" else None
+    self._check_budget(effect, key, worst) if hit is None else None
     if hit is not None and self._cancel: raise Cancelled("run cancelled")
-    self.log.append(f"{effect}.request", {"request": req, **({"replayed": True} if hit else {})}, key=key)
+    extra = {"replayed": True} if hit else {"reserved": {"tokens": worst[0], "max_tokens": worst[2], **({"cost": worst[1] / 1e9} if worst[1] is not None else {})}} if worst else {}
+    self.log.append(f"{effect}.request", {"request": req, **extra}, key=key)
+    if worst is None: return await self._answer(handler, effect, key, request, hit, stream)
+    if request.max_tokens is None: request = request.model_copy(update={"max_tokens": worst[2]})  # the cap is sent: a real bound
+    self._held[0] += worst[0]; self._held[1] += worst[1] or 0  # held while in flight (a replayed answer too: see below)
+    try: return await self._answer(handler, effect, key, request, hit, stream)
+    finally: self._held[0] -= worst[0]; self._held[1] -= worst[1] or 0
+
+@patch
+async def _answer(self: Run, handler, effect: str, key: str, request: BaseModel, hit, stream: bool):
+    rtype = handler.result_type
     if self._gathering: await asyncio.sleep(0)  # let effects started together all be admitted first (see below)
     if hit is not None:
         self.served[effect] = self.served.get(effect, 0) + 1; self.served_keys.append(key)
@@ -593,6 +666,8 @@ class Engine:
         if not isinstance(algorithm, Algorithm): raise TypeError(f"expected an Algorithm, got {type(algorithm).__name__}")
         if input is not None and not isinstance(input, dict): raise TypeError(f"input must be a dict, got {type(input).__name__}")
         if not isinstance(resume, bool): raise ValueError(f"resume must be True or False, got {resume!r:.80}")
+        budget = budget or self.budget
+        if budget is not None: budget.check_admits_a_call()
         if isinstance(replay, (str, Path)): replay = Log.read(replay, repair=True)
         elif isinstance(replay, Outcome): replay = replay.log
         if resume:
@@ -601,7 +676,7 @@ class Engine:
             file_log = Log.resume(log, durability)
             if len(file_log): replay = Log(file_log.events); file_log.append("run.resumed", {"events": len(file_log)})
         else: file_log = Log(path=log, durability=durability)
-        run = Run(self, algorithm, dict(input or {}), budget or self.budget, replay, file_log, seed, retry_errors, parent)
+        run = Run(self, algorithm, dict(input or {}), budget, replay, file_log, seed, retry_errors, parent)
         run._task = asyncio.ensure_future(run._main())
         return run
 

@@ -24,7 +24,7 @@ from .runtime import Check
 # %% auto #0
 __all__ = ['Verdict', 'ValidationHandler']
 
-# %% ../nbs/05_validate.ipynb #fe937090
+# %% ../nbs/05_validate.ipynb #9c0fb53e
 class Verdict(BaseModel):
     "The result of a check."
     ok: bool
@@ -36,6 +36,8 @@ def _verdict(out) -> Verdict:
     if isinstance(out, tuple) and len(out) == 2: return Verdict(ok=bool(out[0]), message="" if out[0] else str(out[1]))
     raise TypeError(f"a check must return bool, (ok, message) or Verdict, not {type(out).__name__}")
 
+
+# %% ../nbs/05_validate.ipynb #5d0c1ca1
 class ValidationHandler:
     "Answers `validate` effects with named deterministic checks."
     effect, request_type, result_type = "validate", Check, Verdict

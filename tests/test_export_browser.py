@@ -58,6 +58,18 @@ def test_saved_html_steps_offline_in_chromium(name, tmp_path):
             page.select_option("#rk-kind", "model call"); page.eval_on_selector("#rk-slider", "(s) => { s.value = 0; s.dispatchEvent(new Event('input')) }")
             page.click("#rk-jump-next")
             assert "llm.request" in event()
+            # play to the next event of a kind: it plays, then stops on that kind
+            kind = "model reply"; page.select_option("#rk-kind", kind); page.select_option("#rk-speed", "30")
+            start = pos(); page.click("#rk-play-next")
+            page.wait_for_function("([p]) => document.getElementById('rk-position').textContent !== p", arg=[start])
+            page.wait_for_timeout(400)
+            assert "llm.result" in event() or "llm.error" in event(), event()
+            # zoom: centre on the current node narrows the SVG's window; fit brings the whole picture back
+            if page.query_selector("#rk-picture svg"):
+                whole = page.get_attribute("#rk-picture svg", "viewBox")
+                page.click("#rk-centre"); near = page.get_attribute("#rk-picture svg", "viewBox")
+                assert float(near.split()[2]) < float(whole.split()[2]), (whole, near)
+                page.click("#rk-fit"); assert page.get_attribute("#rk-picture svg", "viewBox") == whole
         finally:
             b.close()
     assert [u for u in requests if not u.startswith("file:")] == []

@@ -135,16 +135,16 @@ def test_the_largest_configurations_are_accepted():
     # propose mode: one call per beam node, keeping up to `branching` steps of its list (the paper's Game of 24 setting)
     paper = TreeOfThoughts(depth=4, width=5, branching=25, generate="propose", evaluate="value", n_evaluate=3,
                            select="greedy", stop_score=None)
-    assert paper.max_calls == 4 * 5 + 4 * 5 * 25
+    assert paper.max_calls == (1 + 5 + 5 + 5) * (1 + 25)  # the root alone at level 1, then a beam of 5
 
 
 @pytest.mark.parametrize("kw, expected", [
     (dict(depth=3, width=2, branching=2), 24),
     (dict(), 3 * 2 * 3 * 2),
-    (dict(generate="sample_n"), 3 * 2 + 3 * 2 * 3),
-    (dict(generate="propose"), 3 * 2 + 3 * 2 * 3),
+    (dict(generate="sample_n"), (1 + 2 + 2) * (1 + 3)),
+    (dict(generate="propose"), (1 + 2 + 2) * (1 + 3)),
     (dict(evaluate="vote"), 3 * 2 * 3 + 3),
-    (dict(generate="propose", evaluate="vote", synthesize=True), 3 * 2 + 3 + 1),
+    (dict(generate="propose", evaluate="vote", synthesize=True), (1 + 2 + 2) + 3 + 1),
     (dict(scorer=lambda t, p: 5), 3 * 2 * 3),
     (dict(synthesize=True, n_evaluate=5), 3 * 2 * 3 * 2 + 1),
 ])

@@ -249,33 +249,74 @@ class TreeOfThoughts(Algorithm):
                  score_scale: float = 10.0,
                  duplicates: str = "prune"):  # a repeated chain of steps: "prune" it, or "zero": keep it, scored 0 without a call (the paper's code)  # the scale the evaluator is asked for: 10 (0-10), or 1 for a 0-1 prompt
         params = {k: v for k, v in locals().items() if k != "self"}
-        n = "TreeOfThoughts"
-        check_int(n, "depth", depth, 1, 8); check_int(n, "width", width, 1, 25); check_int(n, "branching", branching, 1, 25)
-        check_choice(n, "generate", generate, _GENERATE)
-        if generate != "propose" and width * branching > 25:  # propose: one call per node, keeping at most `branching` steps of its list
-            raise ValueError(f"TreeOfThoughts: width * branching = {width * branching} exceeds the limit of 25 (in {generate!r} mode)")
-        check_int(n, "n_evaluate", n_evaluate, 1, 20)
-        check_bool(n, "parallel", parallel); check_bool(n, "synthesize", synthesize)
-        check_float(n, "temperature", temperature, 0, 2, none=True)
-        for k in ("proposer_prompt", "evaluator_prompt", "synthesizer_prompt", "proposer_model", "evaluator_model", "synthesizer_model"):
-            check_str(n, k, params[k], none=True)
-        if stop_score is not None: _score_bound("stop_score", stop_score)
-        _score_bound("min_score", min_score)
-        check_choice(n, "evaluate", evaluate, _EVALUATE); check_choice(n, "select", select, _SELECT)
-        check_choice(n, "duplicates", duplicates, ("prune", "zero"))
-        if scorer is not None and not callable(scorer): raise ValueError("TreeOfThoughts: scorer must be a function (task, path) -> score")
-        if scorer is not None and evaluate == "vote":
-            raise ValueError("TreeOfThoughts: scorer replaces the evaluator calls, so it cannot be combined with evaluate='vote'")
-        if isinstance(score_scale, bool) or not isinstance(score_scale, (int, float)) or not 0 < score_scale < float("inf"):
-            raise ValueError(f"TreeOfThoughts: score_scale = {score_scale!r} must be a positive number "
-                             "(10 for an evaluator asked for 0-10, 1 for 0-1)")
-        if isinstance(prompts, Mapping) and (unknown := set(prompts) - set(HOOKS)):
-            raise ValueError(f"TreeOfThoughts: unknown prompt hooks {sorted(unknown)}; the hooks are {list(HOOKS)}")
         for k, v in params.items(): setattr(self, k, v)  # config() reads them back for the log
+        self._check_shape(); self._check_options()  # each names the parameter and what it accepts
         self._defaults = ToTPrompts(score_scale)  # the hooks `prompts` lacks
-        proposals = depth * width * (branching if generate == "sample" else 1)
-        scores = 0 if scorer is not None else depth * width * branching if evaluate == "value" else depth
-        self.max_calls = proposals + scores + int(synthesize)
+        self.max_calls = self._max_calls()  # the most model calls a run can make (below)
+
+
+# %% ../../nbs/14_tot.ipynb #10731e83
+@patch
+def _check_shape(self: TreeOfThoughts) -> None:
+    "The search's shape: levels, beam, branching, and the modes of generation, evaluation and selection."
+    n = "TreeOfThoughts"
+    check_int(n, "depth", self.depth, 1, 8); check_int(n, "width", self.width, 1, 25); check_int(n, "branching", self.branching, 1, 25)
+    check_choice(n, "generate", self.generate, _GENERATE)
+    if self.generate != "propose" and self.width * self.branching > 25:  # propose: one call per node, keeping at most `branching` steps
+        raise ValueError(f"TreeOfThoughts: width * branching = {self.width * self.branching} exceeds the limit of 25 (in {self.generate!r} mode)")
+    check_int(n, "n_evaluate", self.n_evaluate, 1, 20)
+    check_choice(n, "evaluate", self.evaluate, _EVALUATE); check_choice(n, "select", self.select, _SELECT)
+    check_choice(n, "duplicates", self.duplicates, ("prune", "zero"))
+
+
+# %% ../../nbs/14_tot.ipynb #642633e1
+@patch
+def _check_options(self: TreeOfThoughts) -> None:
+    "The options: switches, temperature, prompts and models per role, score thresholds, the scorer, the hooks."
+    n = "TreeOfThoughts"
+    check_bool(n, "parallel", self.parallel); check_bool(n, "synthesize", self.synthesize)
+    check_float(n, "temperature", self.temperature, 0, 2, none=True)
+    for k in ("proposer_prompt", "evaluator_prompt", "synthesizer_prompt", "proposer_model", "evaluator_model", "synthesizer_model"):
+        check_str(n, k, getattr(self, k), none=True)
+    if self.stop_score is not None: _score_bound("stop_score", self.stop_score)
+    _score_bound("min_score", self.min_score)
+    if self.scorer is not None and not callable(self.scorer): raise ValueError("TreeOfThoughts: scorer must be a function (task, path) -> score")
+    if self.scorer is not None and self.evaluate == "vote":
+        raise ValueError("TreeOfThoughts: scorer replaces the evaluator calls, so it cannot be combined with evaluate='vote'")
+    s = self.score_scale
+    if isinstance(s, bool) or not isinstance(s, (int, float)) or not 0 < s < float("inf"):
+        raise ValueError(f"TreeOfThoughts: score_scale = {s!r} must be a positive number (10 for an evaluator asked for 0-10, 1 for 0-1)")
+    if isinstance(self.prompts, Mapping) and (unknown := set(self.prompts) - set(HOOKS)):
+        raise ValueError(f"TreeOfThoughts: unknown prompt hooks {sorted(unknown)}; the hooks are {list(HOOKS)}")
+
+
+# %% ../../nbs/14_tot.ipynb #726c9210
+def _beam_cap(evaluate: str, coded: bool, n_evaluate: int, min_score: float, stop_score: float | None) -> int | None:
+    "The most nodes a level can keep without ending the search: None for any number, 0 when level 1 always ends it."
+    going = lambda s: s >= min_score and (stop_score is None or s < stop_score)  # kept by the floor, and no stop
+    if evaluate == "value" or coded: return None if going(min_score) else 0  # a value can be any number from 0 to 10
+    v = next((v for v in range(n_evaluate + 1) if going(round(10 * v / n_evaluate, 6))), None)  # the fewest votes that keep a node
+    return 0 if v is None else None if v == 0 else n_evaluate // v  # a candidate scores 10 x its share of the votes
+
+
+# %% ../../nbs/14_tot.ipynb #7096ff1b
+def _level_sizes(depth: int, width: int, branching: int, cap: int | None) -> list[int]:
+    "Nodes expanded at each level in the worst case: the root alone, then as many as the level before can hand on."
+    sizes, f = [], 1
+    while len(sizes) < depth and f:
+        sizes.append(f); f = min(width, f * branching, width if cap is None else cap)
+    return sizes
+
+@patch
+def _max_calls(self: TreeOfThoughts) -> int:
+    "The most model calls a run can make, whatever the model replies."
+    if self.generate == "sample": sizes = [self.width] * self.depth  # the specification's bound: a full beam at every level
+    else: sizes = _level_sizes(self.depth, self.width, self.branching,
+                               _beam_cap(self.evaluate, self.scorer is not None, self.n_evaluate, self.min_score, self.stop_score))
+    proposals = sum(sizes) * (self.branching if self.generate == "sample" else 1)
+    scores = 0 if self.scorer is not None else sum(sizes) * self.branching if self.evaluate == "value" else len(sizes)
+    return proposals + scores + int(self.synthesize)
+
 
 # %% ../../nbs/14_tot.ipynb #ed858bd1
 @patch
@@ -455,10 +496,11 @@ async def evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: i
             for i in todo:
                 if s.nodes[i].score is None: ctx.emit("tot.evaluation_failed", node=i, level=level, error=r.error)
             return
-        votes = list(self._hook("parse_votes")(task, paths, r.texts))
+        texts = r.texts[:self.n_evaluate]  # the votes asked for; one not given is an abstention
+        votes = list(self._hook("parse_votes")(task, paths, texts))
         if len(votes) != len(todo): raise ValueError(f"parse_votes returned {len(votes)} counts for {len(todo)} candidates")
         for i, v in zip(todo, votes):
-            ctx.emit("tot.evaluated", node=i, score=round(10 * v / len(r.texts), 6), how="votes", votes=v)
+            ctx.emit("tot.evaluated", node=i, score=round(10 * v / self.n_evaluate, 6), how="votes", votes=v)
 
 # %% ../../nbs/14_tot.ipynb #15a62283
 class ScorerError(ValueError):

@@ -21,6 +21,7 @@ _TD = "text-align:left;vertical-align:top;padding:4px 8px;border:1px solid #e5e7
 
 def _cell(s: DebateState, r: int, i: int, pending: set[str], current: tuple | None) -> str:
     outline = "outline:2px solid #2563eb;" if current == (r, i) else ""
+    cur = ' class="rkcur"' if current == (r, i) else ""
     d = s.dropped.get(i)
     if d is not None and r >= d["round"]:
         why = f'<div><small>{esc(shorten(d["error"], 60))}</small></div>' if r == d["round"] else ""

@@ -31,25 +31,44 @@ def frames(s: Stepper) -> dict:
     return {"title": f"{s.name}", "pictures": pics, "steps": steps, "jumps": list(preds)}
 
 # %% ../../nbs/29_html_export.ipynb #c0bbf648
-_JS = """const D=JSON.parse(document.getElementById('rk-data').textContent);let i=0,t=null;const $=x=>document.getElementById(x);
-const S=$('rk-slider');S.max=D.steps.length-1;for(const k of D.jumps){const o=document.createElement('option');o.textContent=k;$('rk-kind').appendChild(o)}
-function show(k){i=Math.max(0,Math.min(D.steps.length-1,k));const s=D.steps[i];$('rk-picture').innerHTML=D.pictures[s[0]];
+_JS = r"""const D=JSON.parse(document.getElementById('rk-data').textContent);let i=0,t=null,Z=1,A=null;const $=x=>document.getElementById(x);
+const S=$('rk-slider'),P=$('rk-picture');S.max=D.steps.length-1;for(const k of D.jumps){const o=document.createElement('option');o.textContent=k;$('rk-kind').appendChild(o)}
+function cam(){const g=P.querySelector('svg');if(!g){const c=P.querySelector('.rkcur');if(c)c.scrollIntoView({block:'nearest',inline:'nearest'});return}
+ const d=g.dataset;if(!d.vb){d.vb=g.getAttribute('viewBox');d.w=g.getAttribute('width');d.h=g.getAttribute('height')}
+ const [x,y,w,h]=d.vb.split(' ').map(Number);if(Z<=1){g.setAttribute('viewBox',d.vb);g.setAttribute('width',d.w);g.setAttribute('height',d.h);return}
+ let c=A;if(!c){const n=g.querySelector('.rkcur text'),m=/translate\(([-\d.]+) ([-\d.]+)\)/.exec((g.querySelector('g.graph')||g).getAttribute('transform')||'');
+  c=n?[(+n.getAttribute('x')+(m?+m[1]:0)-x)/w,(+n.getAttribute('y')+(m?+m[2]:0)-y)/h]:[.5,.5]}
+ const pw=P.clientWidth||750,ph=Math.min(innerHeight*.75,600),s=Z*Math.min(pw/w,ph/h),vw=Math.min(w,pw/s),vh=Math.min(h,ph/s);
+ const nx=Math.min(Math.max(x+c[0]*w-vw/2,x),x+w-vw),ny=Math.min(Math.max(y+c[1]*h-vh/2,y),y+h-vh);
+ g.setAttribute('viewBox',[nx,ny,vw,vh].join(' '));g.setAttribute('width',vw*s);g.setAttribute('height',vh*s);d.c=JSON.stringify([(nx+vw/2-x)/w,(ny+vh/2-y)/h,s*w,s*h])}
+function show(k){i=Math.max(0,Math.min(D.steps.length-1,k));const s=D.steps[i];if(P.dataset.p!=s[0]){P.innerHTML=D.pictures[s[0]];P.dataset.p=s[0]}cam();
 $('rk-event').innerHTML=s[1];$('rk-usage').innerHTML=s[2];S.value=i;$('rk-position').textContent=(i+1)+' / '+D.steps.length}
-function jump(d){const k=$('rk-kind').value;for(let j=i+d;j>=0&&j<D.steps.length;j+=d)if(D.steps[j][3].includes(k)){show(j);return}}
+function find(d){const k=$('rk-kind').value;for(let j=i+d;j>=0&&j<D.steps.length;j+=d)if(D.steps[j][3].includes(k))return j;return null}
+function stop(){if(t){clearInterval(t);t=null}}
+function play(end){stop();t=setInterval(()=>{if(i>=end)stop();else show(i+1)},+$('rk-speed').value)}
 $('rk-prev').onclick=()=>show(i-1);$('rk-next').onclick=()=>show(i+1);S.oninput=()=>show(+S.value);
-$('rk-jump-back').onclick=()=>jump(-1);$('rk-jump-next').onclick=()=>jump(1);
-$('rk-play').onclick=()=>{if(t){clearInterval(t);t=null;return}t=setInterval(()=>{if(i>=D.steps.length-1){clearInterval(t);t=null}else show(i+1)},+$('rk-speed').value)};
+$('rk-jump-back').onclick=()=>{const j=find(-1);if(j!==null)show(j)};$('rk-jump-next').onclick=()=>{const j=find(1);if(j!==null)show(j)};
+$('rk-play').onclick=()=>{if(t)stop();else play(D.steps.length-1)};$('rk-play-next').onclick=()=>{const j=find(1);if(j!==null)play(j)};
+$('rk-zoom-in').onclick=()=>{Z=Math.min(Z*1.5,16);cam()};$('rk-zoom-out').onclick=()=>{Z=Math.max(Z/1.5,1);cam()};
+$('rk-fit').onclick=()=>{Z=1;A=null;cam()};$('rk-centre').onclick=()=>{A=null;if(Z==1)Z=3;cam()};
+let drag=null;P.onmousedown=e=>{const g=P.querySelector('svg');if(Z>1&&g&&g.dataset.c){drag=[e.clientX,e.clientY,JSON.parse(g.dataset.c)];e.preventDefault()}};
+onmousemove=e=>{if(!drag)return;const [x,y,c]=drag;A=[Math.min(Math.max(c[0]-(e.clientX-x)/c[2],0),1),Math.min(Math.max(c[1]-(e.clientY-y)/c[3],0),1)];cam()};
+onmouseup=()=>{drag=null};
 show(0);"""
+
 
 # %% ../../nbs/29_html_export.ipynb #5e2bbdea
 def player_html(s: Stepper) -> str:
     "A self-contained HTML page that steps through `s` (inline data and script, nothing fetched)."
     data = json.dumps(frames(s), separators=(",", ":")).replace("</", "<\\/")
     bar = ('<button id="rk-play">play / pause</button> <select id="rk-speed"><option value="1000">slow</option>'
-           '<option value="400" selected>normal</option><option value="100">fast</option></select> '
+           '<option value="400" selected>normal</option><option value="100">fast</option><option value="30">fastest</option></select> '
            '<button id="rk-prev">◀ previous</button> <button id="rk-next">next ▶</button> '
            '<input id="rk-slider" type="range" min="0" value="0" style="width:40%"> <span id="rk-position"></span><br>'
-           'jump to <select id="rk-kind"></select> <button id="rk-jump-back">◀</button> <button id="rk-jump-next">▶</button>')
+           'jump to <select id="rk-kind"></select> <button id="rk-jump-back">◀</button> <button id="rk-jump-next">▶</button> '
+           '<button id="rk-play-next" title="play up to the next event of this kind">▶▶ play to next</button> · '
+           '<button id="rk-zoom-out">−</button> <button id="rk-fit">fit</button> <button id="rk-zoom-in">+</button> '
+           '<button id="rk-centre" title="centre the current node">◎ centre</button> <small>(drag to pan)</small>')
     body = (f'<div style="{FRAME_CSS}"><div><b>{html.escape(str(s.name))}</b></div>{bar}<div id="rk-usage"></div>'
             '<div style="display:flex;gap:16px;align-items:flex-start;margin-top:6px">'
             '<div id="rk-picture" class="rk-fit" style="flex:3;min-width:0;overflow:auto;max-height:80vh"></div>'

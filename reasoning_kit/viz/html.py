@@ -19,8 +19,8 @@ from ..runtime import RunState
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['NO_DOT', 'FRAME_CSS', 'dot_available', 'esc', 'shorten', 'Graph', 'message_html', 'fields_html', 'effect_html',
-           'event_html', 'usage_html', 'to_html', 'frame_html', 'Frame']
+__all__ = ['NO_DOT', 'FRAME_CSS', 'dot_available', 'esc', 'shorten', 'Graph', 'current_point', 'camera', 'message_html',
+           'fields_html', 'effect_html', 'event_html', 'usage_html', 'to_html', 'frame_html', 'Frame']
 
 # %% ../../nbs/19a_html.ipynb #9f7d1b82
 NO_DOT = ("Graphviz's <code>dot</code> program was not found, so this is a plain HTML rendering; "
@@ -127,6 +127,38 @@ def html(self: Graph) -> str:
     return f'<div class="rk-notice" style="color:#8a6d3b;font-size:12px">{NO_DOT}</div>{self.plain()}'
 
 Graph._repr_html_ = Graph.html  # the same method under a second name
+
+# %% ../../nbs/19a_html.ipynb #ab0be019
+_VIEWBOX = re.compile(r'viewBox="([-\d.]+) ([-\d.]+) ([-\d.]+) ([-\d.]+)"')
+_TRANSLATE = re.compile(r'class="graph" transform="[^"]*translate\(([-\d.]+) ([-\d.]+)\)')
+_CURRENT = re.compile(r'<g id="[^"]*" class="[^"]*rkcur[^"]*">.*?<text[^>]*? x="([-\d.]+)" y="([-\d.]+)"', re.S)
+
+def current_point(svg: str) -> tuple[float, float] | None:
+    "Where the first node marked current (`rkcur`) sits, as fractions of the picture's width and height."
+    box, m, t = _VIEWBOX.search(svg), _CURRENT.search(svg), _TRANSLATE.search(svg)
+    if box is None or m is None: return None
+    x0, y0, w, h = map(float, box.groups())
+    tx, ty = map(float, t.groups()) if t else (0.0, 0.0)
+    return ((float(m[1]) + tx - x0) / w, (float(m[2]) + ty - y0) / h)
+
+
+# %% ../../nbs/19a_html.ipynb #f465629c
+_SIZE = re.compile(r'<svg width="[^"]*" height="[^"]*"')
+
+def camera(html: str, zoom: float = 1.0,  # 1 shows the whole picture; 3 shows a third of it across, three times bigger
+           at: tuple[float, float] | None = None,  # the centre, as fractions of width and height; None: the current node
+           pane: tuple[int, int] = (750, 600)) -> str:  # the pane's size in pixels
+    "`html` with its first SVG zoomed `zoom` times around `at`, sized for the pane."
+    box = _VIEWBOX.search(html)
+    if box is None or zoom <= 1: return html
+    x0, y0, w, h = map(float, box.groups())
+    fx, fy = at or current_point(html) or (0.5, 0.5)
+    s = zoom * min(pane[0] / w, pane[1] / h)  # pixels per picture unit
+    vw, vh = min(w, pane[0] / s), min(h, pane[1] / s)
+    nx, ny = (min(max(c - v / 2, o), o + full - v) for c, v, o, full in ((x0 + fx * w, vw, x0, w), (y0 + fy * h, vh, y0, h)))
+    out = html[:box.start()] + f'viewBox="{nx:.1f} {ny:.1f} {vw:.1f} {vh:.1f}"' + html[box.end():]
+    return _SIZE.sub(f'<svg width="{vw * s:.0f}px" height="{vh * s:.0f}px"', out, count=1)
+
 
 # %% ../../nbs/19a_html.ipynb #d344b9da
 _ROLE_COLOURS = {"system": "#6b7280", "user": "#1d4ed8", "assistant": "#047857", "tool": "#b45309"}

@@ -27,7 +27,7 @@ def agents_graph(s: SwarmState, config: dict) -> Graph:
     for name, a in agents.items():
         tools = a.get("tools") or []
         label = ("▶ " if name == config.get("start") else "") + name + (f"\ntools: {', '.join(tools)}" if tools else "")
-        style = ({"fillcolor": "#fcd34d", "color": "#b45309", "penwidth": "3"} if name == active
+        style = ({"fillcolor": "#fcd34d", "color": "#b45309", "penwidth": "3", "class": "rkcur"} if name == active
                  else {"fillcolor": "#fef3c7"} if name in spoke else {})
         g.node(name, label, tooltip=(a.get("description") or a.get("instructions") or "")[:300], **style)
     taken = {tuple(h) for h in s.handoffs}

@@ -14,7 +14,7 @@ from ..runtime import RunState
 from . import esc, message_html, shorten, view
 
 # %% auto #0
-__all__ = ['split_turns', 'turn_of', 'turns_html', 'loop_summary', 'tool_errors', 'toolloop_view']
+__all__ = ['KEEP_TURNS', 'split_turns', 'turn_of', 'turns_html', 'loop_summary', 'tool_errors', 'toolloop_view']
 
 # %% ../../nbs/21_view_toolloop.ipynb #3e27dd06
 def split_turns(messages: list[dict]) -> list[list[dict]]:
@@ -37,8 +37,9 @@ def turn_of(e: Event | None) -> int | None:
 def turns_html(messages: list[dict], current: int | None = None, speakers: dict | None = None,
                errors: dict[str, str] | None = None) -> str:  # errors: tool call id -> error kind
     "A conversation as turns: the opening (system prompt folded), then each reply with its tool results."
-    out = []
-    for t, msgs in enumerate(split_turns(messages)):
+    out, turns = [], split_turns(messages)
+    last = current if current is not None else len(turns) - 1
+    for t, msgs in enumerate(turns):
         if t == 0:
             sys_ = [m for m in msgs if m.get("role") == "system"]
             rest = [m for m in msgs if m.get("role") != "system"]
@@ -53,9 +54,17 @@ def turns_html(messages: list[dict], current: int | None = None, speakers: dict 
             body += (f'<div style="background:#fee2e2">{message_html(m)}<small style="color:#b91c1c">{esc(err)}</small></div>'
                      if err else message_html(m))
         border = "2px solid #2563eb" if t == current else "1px solid #e5e7eb"
-        out.append(f'<div style="border:{border};border-radius:6px;padding:4px 8px;margin:4px 0">'
+        out.append(f'<div{" class=rkcur" if t == current else ""} style="border:{border};border-radius:6px;padding:4px 8px;margin:4px 0">'
                    f'<small style="color:#666"><b>turn {t}</b>{who}</small>{body}</div>')
-    return "".join(out)
+    return _fold_early(out, last - KEEP_TURNS)
+
+KEEP_TURNS = 2  # turns shown in full before the current one; earlier turns fold, so the current turn stays in sight
+
+def _fold_early(parts: list[str], upto: int) -> str:
+    "The opening and turns 1..`upto` folded under one summary line, the rest as they are."
+    if upto < 1: return "".join(parts)
+    return (f'<details><summary><small>the opening and turns 1–{upto} (folded: the current turn is below)</small></summary>'
+            f'{"".join(parts[:upto + 1])}</details>' + "".join(parts[upto + 1:]))
 
 # %% ../../nbs/21_view_toolloop.ipynb #ab9dd327
 def loop_summary(s: LoopState, config: dict) -> str:

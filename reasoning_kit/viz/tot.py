@@ -68,7 +68,7 @@ def tree_graph(s: ToTState, event: Event | None = None) -> Graph:
         a = dict(_STYLE.get(n.status, {}))
         if i in beam: a.update(_BEAM_FINAL if n.final else _BEAM)
         if i in win: a.update(_WIN)
-        if i in focus: a.update(_CURRENT)
+        if i in focus: a.update(_CURRENT, **{"class": "rkcur"})  # the camera centres on it
         tip = f"{n.id} [{n.status}{', ' + n.reason if n.reason else ''}] score {n.score}: {n.text}"
         g.node(i, node_label(n), tooltip=tip[:500], **a)
         if n.parent is not None:
