@@ -25,7 +25,6 @@ Modules:
 - `reasoning_kit.sandbox`: Run code a model wrote in a separate process with a time limit, a memory limit, no environment and a scratch directory.
 - `reasoning_kit.server`: Start runs and sessions over HTTP, and watch them event by event as they happen.
 - `reasoning_kit.session`: A conversation over many runs: each user message is one run, every run's log is kept, and a turn that died is finished from its log without asking the model again.
-- `reasoning_kit.sweep`: Many configurations over many tasks: one tidy table, summaries with intervals, an experiment directory that resumes.
 - `reasoning_kit.tasks.game24`: The puzzle Tree of Thoughts was first shown on: an exact checker (with failure messages a model can act on), a solver, the puzzle set, and prompts of its own in the paper's format.
 - `reasoning_kit.timetravel`: Where two runs part, what each decided from there, and what the difference cost.
 - `reasoning_kit.tools`: `@tool` turns a typed Python function into something a model can call, safely.
