@@ -15,6 +15,8 @@ import socket
 import subprocess
 import tempfile
 import time
+import re
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -22,7 +24,7 @@ import pytest
 from pydantic import BaseModel
 
 from reasoning_kit.algos import ToolLoop, TreeOfThoughts
-from reasoning_kit.clients import AnthropicClient, APIError, OpenAIClient, client_for_model
+from reasoning_kit.clients import AnthropicClient, APIError, OpenAIClient, StreamTruncated, client_for_model
 from reasoning_kit.llm import LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCallDelta, parse_as, structured, user
 from reasoning_kit.runtime import Engine, Status
 from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
@@ -251,3 +253,79 @@ def test_structured_output_from_a_pydantic_model(llama, wire):
     assert isinstance(v, Verdict) and v.score == 4
     if wire == "anthropic": assert [c.name for c in r.tool_calls] == ["Verdict"]
     else: assert json.loads(r.text) == v.model_dump()
+
+
+def test_max_completion_tokens_when_configured(llama):
+    "o-series models want max_completion_tokens; a client told so sends it to any host (llama-server takes it too)."
+    client = oa(llama, max_tokens_param="max_completion_tokens")
+    r = run(once(client, ASK.model_copy(update={"max_tokens": 2, "extra": NO_THINKING})))
+    assert (r.text, r.finish_reason) == ("The answer", "length")
+
+
+# ---- a forward proxy on 127.0.0.1 between the client and the server: HTTP_PROXY honoured, streams cut ------------
+
+async def forward_proxy(cut_after: list[int | None]):
+    """An HTTP proxy (absolute-URI requests, as httpx sends to an http:// proxy). Connection k's answer is cut after
+    `cut_after[k]` bytes of body (None: passed whole). Returns (server, port, request lines seen)."""
+    seen, conns = [], 0
+    async def handle(reader, writer):
+        nonlocal conns
+        cut = cut_after[conns] if conns < len(cut_after) else None; conns += 1
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            line, rest = head.split(b"\r\n", 1)
+            method, url, version = line.decode().split(" ")
+            seen.append(f"{method} {url}")
+            u = urllib.parse.urlsplit(url)
+            body = await reader.readexactly(int(re.search(rb"(?i)content-length: *(\d+)", rest)[1]))
+            up_r, up_w = await asyncio.open_connection(u.hostname, u.port)
+            rest = re.sub(rb"(?i)connection: *[^\r]*\r\n", b"", rest)
+            up_w.write(f"{method} {u.path} {version}\r\n".encode() + b"connection: close\r\n" + rest + body); await up_w.drain()
+            resp_head = await up_r.readuntil(b"\r\n\r\n")
+            writer.write(resp_head)
+            sent = 0
+            while chunk := await up_r.read(256):
+                if cut is not None and sent + len(chunk) > cut:
+                    writer.write(chunk[:cut - sent]); await writer.drain(); break
+                writer.write(chunk); sent += len(chunk); await writer.drain()
+            up_w.close()
+        except (asyncio.IncompleteReadError, ConnectionError): pass
+        finally: writer.close()
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1], seen
+
+
+def _no_proxy_env(monkeypatch):
+    for v in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(v, raising=False)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_http_proxy_from_the_environment_is_used_and_no_proxy_bypasses_it(llama, wire, monkeypatch):
+    _no_proxy_env(monkeypatch)
+    async def go(no_proxy: bool):
+        server, port, seen = await forward_proxy([])
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+        if no_proxy: monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        try: return (await once(WIRES[wire](llama), ASK)).text, seen
+        finally: server.close()
+    text, seen = run(go(False))
+    path = "/v1/chat/completions" if wire == "openai" else "/v1/messages"
+    assert text == ANSWER and seen == [f"POST {llama}{path}"]  # through the proxy, with the absolute URL
+    text, seen = run(go(True))
+    assert text == ANSWER and seen == []  # NO_PROXY names the host: straight to the server
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_a_stream_cut_before_any_text_is_retried_after_text_fails_clearly(llama, wire, monkeypatch):
+    _no_proxy_env(monkeypatch)
+    async def go(cuts):
+        server, port, seen = await forward_proxy(cuts)
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+        try: return await collect(WIRES[wire](llama, max_retries=2), ASK.model_copy(update={"extra": NO_THINKING})), seen
+        except StreamTruncated as e: return e, seen
+        finally: server.close()
+    items, seen = run(go([0]))  # the first connection dies before any event: asked again, and the answer is whole
+    assert items[-1].text == ANSWER and len(seen) == 2
+    err, seen = run(go([900, 900, 900]))  # text was already passed on: a clear error, not a retry
+    assert isinstance(err, StreamTruncated) and "the stream was cut after" in str(err) and len(seen) == 1
