@@ -41,7 +41,7 @@ class Status(str, Enum):
     FAILED = "failed"
     CANCELLED = "cancelled"
 
-# %% ../nbs/03_runtime.ipynb #fce1f132
+# %% ../nbs/03_runtime.ipynb #28960d02
 class Budget(BaseModel):
     "Limits on one run; None means unlimited."
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -51,6 +51,7 @@ class Budget(BaseModel):
     seconds: float | None = Field(None, gt=0)  # wall-clock time from the run's start
     call_tokens: int | None = Field(None, ge=1)  # completion tokens reserved for (and sent as max_tokens of) a call without max_tokens
 
+# %% ../nbs/03_runtime.ipynb #89516453
 class BudgetExhausted(Exception):
     "Raised inside an algorithm when the budget refuses an effect; the engine ends the run cleanly."
     def __init__(self, reason: str, detail: str = ""):
@@ -75,7 +76,7 @@ def prompt_estimate(request: LLMRequest) -> int:
         n += sum(1 + _text_tokens(tc.name) + _text_tokens(json.dumps(tc.arguments)) for tc in m.tool_calls)
     return n + sum(_text_tokens(json.dumps(t.model_dump(mode="json"))) for t in request.tools)
 
-# %% ../nbs/03_runtime.ipynb #fb12b849
+# %% ../nbs/03_runtime.ipynb #eb2e4383
 @patch
 def completion_cap(self: Budget, request: LLMRequest) -> int:
     "The completion tokens `request` may use under this budget (per sample)."
@@ -83,6 +84,7 @@ def completion_cap(self: Budget, request: LLMRequest) -> int:
     if self.call_tokens is not None: return self.call_tokens
     return min(1024, max(1, self.tokens // 4)) if self.tokens is not None else 1024
 
+# %% ../nbs/03_runtime.ipynb #bd8e5297
 @patch
 def check_admits_a_call(self: Budget) -> None:
     "A ValueError when this budget cannot admit even the smallest model call."
@@ -104,7 +106,7 @@ def call_price(handler, request: LLMRequest):
     from reasoning_kit.clients.models import price_for  # the price table lives with the clients; loaded only for cost budgets
     return price_for(model.split("@")[0].split(":", 1)[-1], getattr(client, "prices", None) or None)
 
-# %% ../nbs/03_runtime.ipynb #0979ef2c
+# %% ../nbs/03_runtime.ipynb #0ba7f21d
 @dataclass
 class RunState:
     "The fold of a run's log."
@@ -126,22 +128,29 @@ class RunState:
     cached: int = 0  # model requests answered by a cache (`served` in their result): not model calls
     algo: Any = None  # the algorithm's own folded state
 
-    @property
-    def calls(self) -> int: return self.issued.get("llm", 0) - self.cached  # model calls: requests not answered by a cache
-    @property
-    def tokens(self) -> int: return self.prompt_tokens + self.completion_tokens
-    @property
-    def cost(self) -> float: return self.cost_nanos / 1e9
-    @property
-    def usage(self) -> Usage:
-        return Usage(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
-                     cached_tokens=self.cached_tokens, cost=self.cost)
+# %% ../nbs/03_runtime.ipynb #bb06bea9
+@patch(as_prop=True)
+def calls(self: RunState) -> int: return self.issued.get("llm", 0) - self.cached  # model calls: requests not answered by a cache
+@patch(as_prop=True)
+def tokens(self: RunState) -> int: return self.prompt_tokens + self.completion_tokens
+@patch(as_prop=True)
+def cost(self: RunState) -> float: return self.cost_nanos / 1e9
+@patch(as_prop=True)
+def usage(self: RunState) -> Usage:
+    return Usage(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
+                 cached_tokens=self.cached_tokens, cost=self.cost)
 
-# %% ../nbs/03_runtime.ipynb #bafbc590
+# %% ../nbs/03_runtime.ipynb #d5c0ae25
 def _started(s: RunState, e: Event):
     d = e.data; s.algorithm, s.config, s.input = d.get("algorithm"), d.get("config", {}), d.get("input", {})
     s.seed, s.budget = d.get("seed", 0), d.get("budget")
 
+def _exhausted(s: RunState, e: Event): s.exhausted = e.data.get("reason")
+def _finished(s: RunState, e: Event): s.status, s.error = e.data.get("status"), e.data.get("error")
+
+_ENGINE_EVENTS = {"run.started": _started, "run.finished": _finished, "budget.exhausted": _exhausted}
+
+# %% ../nbs/03_runtime.ipynb #2b5a726a
 def _request(s: RunState, e: Event, eff: str):
     s.issued[eff] = s.issued.get(eff, 0) + 1
     s.pending[e.key] = eff  # the request itself stays in the log: no copy per call
@@ -162,13 +171,9 @@ def _error(s: RunState, e: Event, eff: str):
     s.pending.pop(e.key, None)
     s.results[e.key] = {"effect": eff, "error": e.data.get("error")}
 
-def _exhausted(s: RunState, e: Event): s.exhausted = e.data.get("reason")
-def _finished(s: RunState, e: Event): s.status, s.error = e.data.get("status"), e.data.get("error")
-
-_ENGINE_EVENTS = {"run.started": _started, "run.finished": _finished, "budget.exhausted": _exhausted}
 _EFFECT_PARTS = {"request": _request, "result": _result, "error": _error}
 
-# %% ../nbs/03_runtime.ipynb #25264763
+# %% ../nbs/03_runtime.ipynb #2b6839c5
 def _jsonable(v) -> bool:
     try: json.dumps(v); return True
     except (TypeError, ValueError): return False
@@ -183,24 +188,26 @@ class Algorithm:
         super().__init_subclass__(**kw)
         if "name" in cls.__dict__: Algorithm.registry[cls.name] = cls
 
-    def config(self) -> dict:
-        "The constructor's parameters that JSON can hold (functions and clients are left out)."
-        out = {}
-        for p in inspect.signature(type(self).__init__).parameters.values():
-            if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD): continue
-            v = getattr(self, p.name, p.default)
-            if v is not inspect.Parameter.empty and _jsonable(v): out[p.name] = v
-        return out
-
-    @classmethod
-    def from_config(cls, config: dict) -> Algorithm:
-        "Rebuild an instance good enough to fold a log (the default: the constructor)."
-        return cls(**config)
-
     def initial(self) -> Any: return None
     def apply(self, state: Any, event: Event) -> None: pass
     async def run(self, ctx: Context) -> Status | None: raise NotImplementedError
     def result(self, state: Any) -> dict: return {}
+
+# %% ../nbs/03_runtime.ipynb #045e1de2
+@patch
+def config(self: Algorithm) -> dict:
+    "The constructor's parameters that JSON can hold (functions and clients are left out)."
+    out = {}
+    for p in inspect.signature(type(self).__init__).parameters.values():
+        if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD): continue
+        v = getattr(self, p.name, p.default)
+        if v is not inspect.Parameter.empty and _jsonable(v): out[p.name] = v
+    return out
+
+@patch(cls_method=True)
+def from_config(cls: Algorithm, config: dict) -> Algorithm:
+    "Rebuild an instance good enough to fold a log (the default: the constructor)."
+    return cls(**config)
 
 # %% ../nbs/03_runtime.ipynb #77c95032
 def check_int(owner: str, name: str, value, lo: int, hi: int) -> int:
@@ -217,7 +224,7 @@ def input_notes(input: dict, name: str = "reflections") -> list[str]:
         raise ValueError(f"input[{name!r}] must be a list of strings, got {v!r:.80}")
     return list(v)
 
-# %% ../nbs/03_runtime.ipynb #3db912ab
+# %% ../nbs/03_runtime.ipynb #fc2c7eb0
 def check_float(owner: str, name: str, value, lo: float, hi: float, *, none: bool = False) -> float | None:
     "`value` as a float in lo..hi (None allowed when `none`), else a ValueError naming the bound."
     if value is None and none: return None
@@ -231,6 +238,7 @@ def check_bool(owner: str, name: str, value) -> bool:
     if not isinstance(value, bool): raise ValueError(f"{owner}: {name} must be True or False, got {value!r:.80}")
     return value
 
+# %% ../nbs/03_runtime.ipynb #9a4e7954
 def check_str(owner: str, name: str, value, *, none: bool = False, empty: bool = False) -> str | None:
     "`value` if it is a string (non-empty unless `empty`; None allowed when `none`), else a ValueError."
     if value is None and none: return None
@@ -244,6 +252,7 @@ def check_choice(owner: str, name: str, value, choices) -> str:
         raise ValueError(f"{owner}: {name} must be one of {', '.join(map(repr, choices))}, got {value!r:.80}")
     return value
 
+# %% ../nbs/03_runtime.ipynb #b7feff1e
 def check_str_list(owner: str, name: str, value, *, lo: int = 0, hi: int | None = None, none: bool = False) -> list[str] | None:
     "`value` as a list of strings with lo..hi items (a lone string is refused), else a ValueError."
     if value is None and none: return None
@@ -265,7 +274,7 @@ def renamed(owner: str, old: str, new: str, old_value, new_value, default):
                   DeprecationWarning, stacklevel=3)
     return old_value
 
-# %% ../nbs/03_runtime.ipynb #e82a195d
+# %% ../nbs/03_runtime.ipynb #32803972
 class RunReducer:
     "Folds a run's events: the engine's into `RunState`, all of them into the algorithm's state."
     def __init__(self, algorithm: Algorithm | None = None):
@@ -292,6 +301,7 @@ class RunReducer:
             elif e.key is not None: f(s, e, eff)
         if self.algorithm is not None: self.algorithm.apply(s.algo, e)
 
+# %% ../nbs/03_runtime.ipynb #d64de934
 def algorithm_of(events) -> Algorithm | None:
     "The algorithm a log was written by, rebuilt from its `run.started` event."
     for e in events:
@@ -307,13 +317,14 @@ def fold_run(events, algorithm: Algorithm | None = None) -> RunState:
     events = list(events)
     return fold(events, RunReducer(algorithm or algorithm_of(events)))
 
-# %% ../nbs/03_runtime.ipynb #4fbcd5c5
+# %% ../nbs/03_runtime.ipynb #c4db19ca
 class Check(BaseModel):
     "A request to run the named deterministic check on an answer."
     name: str
     answer: Any
     info: dict[str, Any] = {}
 
+# %% ../nbs/03_runtime.ipynb #92cd660e
 @dataclass
 class EffectCall:
     "What a handler gets with each request: the key, a way to log extra events, streaming."
