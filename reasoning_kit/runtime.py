@@ -29,8 +29,8 @@ from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, log_form, tr
 # %% auto #0
 __all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'prompt_estimate', 'call_price', 'RunState',
            'Algorithm', 'check_int', 'input_notes', 'check_float', 'check_bool', 'check_str', 'check_choice',
-           'check_str_list', 'renamed', 'RunReducer', 'algorithm_of', 'fold_run', 'Check', 'EffectCall', 'Context',
-           'stop_tasks', 'Run', 'Outcome', 'Engine']
+           'check_str_list', 'renamed', 'RunReducer', 'algorithm_of', 'fold_run', 'Engine', 'Run', 'Check',
+           'EffectCall', 'Context', 'stop_tasks', 'Outcome']
 
 # %% ../nbs/03_runtime.ipynb #f63c13b3
 class Status(str, Enum):
@@ -317,6 +317,64 @@ def fold_run(events, algorithm: Algorithm | None = None) -> RunState:
     events = list(events)
     return fold(events, RunReducer(algorithm or algorithm_of(events)))
 
+# %% ../nbs/03_runtime.ipynb #9e987506
+class Engine:
+    "Routes effects to handlers and runs algorithms."
+    def __init__(self, budget: Budget | None = None):  # default budget for every run
+        self.handlers: dict[str, Any] = {}
+        self.budget = budget
+
+    def attach(self, effect: str, handler) -> None:
+        "Answer `effect` requests with `handler` (handlers call this from their own `attach`)."
+        self.handlers[effect] = handler
+
+    async def __aenter__(self) -> Engine: return self
+    async def __aexit__(self, *exc):
+        for h in {id(h): h for h in self.handlers.values()}.values():
+            close = getattr(h, "aclose", None)
+            if close is not None: await close()
+
+# %% ../nbs/03_runtime.ipynb #ee7746f9
+class Run:
+    "One execution of an algorithm: a live log and the state folded from it."
+    def __init__(self, engine: Engine, algorithm: Algorithm, input: dict, budget: Budget | None,
+                 replay: Log | None, log: Log, seed: int, retry_errors: bool, parent: dict | None = None):
+        self.engine, self.algorithm, self.input, self.budget, self.seed = engine, algorithm, input, budget, seed
+        self.log, self.parent = log, parent  # the log may already hold earlier runs of this file (resume)
+        self.reducer = RunReducer(algorithm)
+        self.state = self.reducer.initial()
+        self.log.subscribe(functools.partial(self.reducer.apply, self.state))
+        self._asked: dict[str, dict] = {}  # key -> its request (the logged dict), for every key asked in this run
+        self._inflight: dict[str, asyncio.Future] = {}  # keys being answered right now
+        self._gathering = 0  # gathers in progress: effects then yield once after being admitted
+        self._held = [0, 0]  # tokens and nanodollars reserved by model calls in flight
+        self._busy: dict[asyncio.Task, int] = {}  # tasks answering effects right now (how many each)
+        self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
+        self.served: dict[str, int] = {}  # effects served from the replayed log
+        self.sent: dict[str, int] = {}  # effects actually sent to handlers (and not answered by a cache)
+        self.cached: dict[str, int] = {}  # effects a handler answered from a cache (`EffectCall.mark_served`)
+        self.asked_keys: list[str] = []  # keys answered by a handler in this run, in order of answer
+        self.served_keys: list[str] = []  # keys served from the replayed log
+        self.cached_keys: list[str] = []  # keys a handler answered from a cache
+        self._delta_listeners: list[Callable] = []
+        self._cancel = self._started = False
+        self._task: asyncio.Task | None = None
+        self._t0 = time.monotonic()
+
+# %% ../nbs/03_runtime.ipynb #b9fd1e24
+@patch
+def __repr__(self: Run): return f"Run({self.algorithm.name}, {len(self.log)} events, status={self.state.status})"
+
+@patch(as_prop=True)
+def done(self: Run) -> bool:
+    "True once the run has finished (its `Outcome` is ready: `await run` returns it at once)."
+    return self._task is not None and self._task.done()
+
+@patch
+def watch_deltas(self: Run, fn: Callable) -> None:
+    "Receive streamed text and tool-call deltas as they arrive (they are not logged)."
+    self._delta_listeners.append(fn)
+
 # %% ../nbs/03_runtime.ipynb #c4db19ca
 class Check(BaseModel):
     "A request to run the named deterministic check on an answer."
@@ -339,7 +397,7 @@ class EffectCall:
         if not isinstance(source, str) or not source: raise ValueError(f"mark_served: source must be a non-empty string, got {source!r:.80}")
         self.served = source
 
-# %% ../nbs/03_runtime.ipynb #b0b984bf
+# %% ../nbs/03_runtime.ipynb #fd95f266
 class Context:
     "What an algorithm sees: its input, effects, events, randomness and its folded state."
     def __init__(self, run: Run): self._run = run
@@ -365,22 +423,26 @@ class Context:
         "A random generator seeded from the run's seed and `key`: replays draw the same numbers."
         return random.Random(f"{self._run.seed}:{key}")
 
-    async def llm(self, request: LLMRequest | list[Message] | str, *, key: str, stream: bool = False, **fields) -> LLMResponse:
-        "Ask a model; `fields` override request fields (role, temperature, n, model ...)."
-        if type(request) is str and not fields: request = trusted(LLMRequest, messages=[trusted(Message, role="user", content=request)])
-        elif isinstance(request, (str, list)):  # the fields are validated with the rest
-            request = LLMRequest(messages=[Message(role="user", content=request)] if isinstance(request, str) else request, **fields)
-        elif fields and type(request) is LLMRequest: request = trusted(LLMRequest, **(request.__dict__ | fields))  # model_copy(update=), a third of its cost
-        elif fields: request = request.model_copy(update=fields)
-        return await self.effect("llm", key, request, stream=stream)
+# %% ../nbs/03_runtime.ipynb #d74caaf2
+@patch
+async def llm(self: Context, request: LLMRequest | list[Message] | str, *, key: str, stream: bool = False, **fields) -> LLMResponse:
+    "Ask a model; `fields` override request fields (role, temperature, n, model ...)."
+    if type(request) is str and not fields: request = trusted(LLMRequest, messages=[trusted(Message, role="user", content=request)])
+    elif isinstance(request, (str, list)):  # the fields are validated with the rest
+        request = LLMRequest(messages=[Message(role="user", content=request)] if isinstance(request, str) else request, **fields)
+    elif fields and type(request) is LLMRequest: request = trusted(LLMRequest, **(request.__dict__ | fields))  # model_copy(update=), a third of its cost
+    elif fields: request = request.model_copy(update=fields)
+    return await self.effect("llm", key, request, stream=stream)
 
-    async def tool(self, call: ToolCall, *, key: str):
-        "Run a tool call through the attached ToolHandler."
-        return await self.effect("tool", key, call)
+@patch
+async def tool(self: Context, call: ToolCall, *, key: str):
+    "Run a tool call through the attached ToolHandler."
+    return await self.effect("tool", key, call)
 
-    async def validate(self, name: str, answer: Any, *, key: str, **info):
-        "Run the named deterministic check on `answer`."
-        return await self.effect("validate", key, Check(name=name, answer=answer, info=info))
+@patch
+async def validate(self: Context, name: str, answer: Any, *, key: str, **info):
+    "Run the named deterministic check on `answer`."
+    return await self.effect("validate", key, Check(name=name, answer=answer, info=info))
 
 # %% ../nbs/03_runtime.ipynb #37c38837
 @patch
@@ -441,44 +503,6 @@ async def gather(self: Context, *aws: Awaitable, return_exceptions: bool = False
         out.append(e)
     if stop is not None: raise stop
     return out
-
-# %% ../nbs/03_runtime.ipynb #c2319aa3
-class Run:
-    "One execution of an algorithm: a live log and the state folded from it."
-    def __init__(self, engine: Engine, algorithm: Algorithm, input: dict, budget: Budget | None,
-                 replay: Log | None, log: Log, seed: int, retry_errors: bool, parent: dict | None = None):
-        self.engine, self.algorithm, self.input, self.budget, self.seed = engine, algorithm, input, budget, seed
-        self.log, self.parent = log, parent  # the log may already hold earlier runs of this file (resume)
-        self.reducer = RunReducer(algorithm)
-        self.state = self.reducer.initial()
-        self.log.subscribe(functools.partial(self.reducer.apply, self.state))
-        self._asked: dict[str, dict] = {}  # key -> its request (the logged dict), for every key asked in this run
-        self._inflight: dict[str, asyncio.Future] = {}  # keys being answered right now
-        self._gathering = 0  # gathers in progress: effects then yield once after being admitted
-        self._held = [0, 0]  # tokens and nanodollars reserved by model calls in flight
-        self._busy: dict[asyncio.Task, int] = {}  # tasks answering effects right now (how many each)
-        self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
-        self.served: dict[str, int] = {}  # effects served from the replayed log
-        self.sent: dict[str, int] = {}  # effects actually sent to handlers (and not answered by a cache)
-        self.cached: dict[str, int] = {}  # effects a handler answered from a cache (`EffectCall.mark_served`)
-        self.asked_keys: list[str] = []  # keys answered by a handler in this run, in order of answer
-        self.served_keys: list[str] = []  # keys served from the replayed log
-        self.cached_keys: list[str] = []  # keys a handler answered from a cache
-        self._delta_listeners: list[Callable] = []
-        self._cancel = self._started = False
-        self._task: asyncio.Task | None = None
-        self._t0 = time.monotonic()
-
-    def __repr__(self): return f"Run({self.algorithm.name}, {len(self.log)} events, status={self.state.status})"
-
-    @property
-    def done(self) -> bool:
-        "True once the run has finished (its `Outcome` is ready: `await run` returns it at once)."
-        return self._task is not None and self._task.done()
-
-    def watch_deltas(self, fn: Callable) -> None:
-        "Receive streamed text and tool-call deltas as they arrive (they are not logged)."
-        self._delta_listeners.append(fn)
 
 # %% ../nbs/03_runtime.ipynb #c9f85dd8
 class _ReplayIndex:
@@ -541,7 +565,7 @@ def _out_of_time(self: Run, effect: str, key: str, detail: str):
     self.log.append("budget.exhausted", {"reason": "seconds", "detail": detail, "effect": effect, "in_flight": True}, key=key)
     raise BudgetExhausted("seconds", detail)
 
-# %% ../nbs/03_runtime.ipynb #3e828359
+# %% ../nbs/03_runtime.ipynb #3cee4285
 @patch
 async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict, stream: bool):
     handler = self.engine.handlers.get(effect)
@@ -559,18 +583,29 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
     try: return await self._answer(handler, effect, key, request, hit, stream)
     finally: self._held[0] -= worst[0]; self._held[1] -= worst[1] or 0
 
+# %% ../nbs/03_runtime.ipynb #ce4180f2
 @patch
 async def _answer(self: Run, handler, effect: str, key: str, request: BaseModel, hit, stream: bool):
     rtype = handler.result_type
     if self._gathering: await asyncio.sleep(0)  # let effects started together all be admitted first (see below)
-    if hit is not None:
-        self.served[effect] = self.served.get(effect, 0) + 1; self.served_keys.append(key)
-        kind, payload, served = hit
-        if kind == "error":
-            self.log.append(f"{effect}.error", {"error": payload, "replayed": True}, key=key)
-            raise EffectFailed(effect, key, payload)
-        self.log.append(f"{effect}.result", {"result": payload, "replayed": True, **({"served": served} if served else {})}, key=key)
-        return rtype.model_validate(payload)
+    if hit is not None: return self._replayed(effect, key, hit, rtype)
+    return await self._ask(handler, effect, key, request, stream)
+
+@patch
+def _replayed(self: Run, effect: str, key: str, hit, rtype):
+    "Serve `key` from the replayed log: logged as replayed, no handler called."
+    self.served[effect] = self.served.get(effect, 0) + 1; self.served_keys.append(key)
+    kind, payload, served = hit
+    if kind == "error":
+        self.log.append(f"{effect}.error", {"error": payload, "replayed": True}, key=key)
+        raise EffectFailed(effect, key, payload)
+    self.log.append(f"{effect}.result", {"result": payload, "replayed": True, **({"served": served} if served else {})}, key=key)
+    return rtype.model_validate(payload)
+
+# %% ../nbs/03_runtime.ipynb #ae8e59e9
+@patch
+async def _ask(self: Run, handler, effect: str, key: str, request: BaseModel, stream: bool):
+    "Send the request to its handler, under the time budget; a failure is logged and raised as EffectFailed."
     if self._replay and self._replay.time_refusals.get(key): self._out_of_time(effect, key, "as recorded in the replayed log")
     self.sent[effect] = self.sent.get(effect, 0) + 1
     call = EffectCall(key, effect, self, self._on_delta if stream and self._delta_listeners else None)
@@ -590,6 +625,12 @@ async def _answer(self: Run, handler, effect: str, key: str, request: BaseModel,
         err = f"{type(e).__name__}: {e}"
         self.log.append(f"{effect}.error", {"error": err}, key=key)
         raise EffectFailed(effect, key, err) from e
+    return self._record(effect, key, res, call)
+
+# %% ../nbs/03_runtime.ipynb #d7ca5570
+@patch
+def _record(self: Run, effect: str, key: str, res, call: EffectCall):
+    "Log a handler's answer: as a model call, or as served by a cache (not counted as one)."
     if call.served is not None:  # a cache answered: logged as served, not counted as a model call
         self.sent[effect] -= 1; self.cached[effect] = self.cached.get(effect, 0) + 1; self.cached_keys.append(key)
         self.log.append(f"{effect}.result", {"result": log_form(res), "served": call.served}, key=key)
@@ -632,7 +673,7 @@ class Outcome(BaseModel):
     def __repr__(self): return f"Outcome({self.status.value}, {self.value!r}, calls={self.calls})"
     __str__ = __repr__
 
-# %% ../nbs/03_runtime.ipynb #ca6e5999
+# %% ../nbs/03_runtime.ipynb #d445bcd0
 @patch
 async def _main(self: Run) -> Outcome:
     a, self._started = self.algorithm, True
@@ -663,6 +704,7 @@ async def _main(self: Run) -> Outcome:
     if outside: raise asyncio.CancelledError("cancelled from outside")
     return out
 
+# %% ../nbs/03_runtime.ipynb #ef2cab44
 @patch
 def _finish(self: Run, status: Status, error: str | None) -> Outcome:
     self.log.append("run.finished", {"status": status.value, "error": error})
@@ -685,74 +727,65 @@ def cancel(self: Run):
 @patch
 def __await__(self: Run): return self._task.__await__()
 
-# %% ../nbs/03_runtime.ipynb #f446074b
-class Engine:
-    "Routes effects to handlers and runs algorithms."
-    def __init__(self, budget: Budget | None = None):  # default budget for every run
-        self.handlers: dict[str, Any] = {}
-        self.budget = budget
+# %% ../nbs/03_runtime.ipynb #e8a56212
+@patch
+def start(self: Engine, algorithm: Algorithm, input: dict | None = None, *, budget: Budget | None = None,
+          replay: Log | str | Path | Outcome | None = None, log: str | Path | None = None, seed: int = 0,
+          retry_errors: bool = False,
+          resume: bool = False,  # continue the file `log` names: serve every call it answered, append
+          durability: str = "flush",  # for `log`: "flush", "fsync" or "buffered" per event (see events.DURABILITY)
+          parent: dict | None = None) -> Run:  # where a fork came from (written into run.started)
+    "Start a run and return it at once; await it for the `Outcome`."
+    if not isinstance(algorithm, Algorithm): raise TypeError(f"expected an Algorithm, got {type(algorithm).__name__}")
+    if input is not None and not isinstance(input, dict): raise TypeError(f"input must be a dict, got {type(input).__name__}")
+    if not isinstance(resume, bool): raise ValueError(f"resume must be True or False, got {resume!r:.80}")
+    budget = budget or self.budget
+    if budget is not None: budget.check_admits_a_call()
+    if isinstance(replay, (str, Path)): replay = Log.read(replay, repair=True)
+    elif isinstance(replay, Outcome): replay = replay.log
+    if resume:
+        if log is None: raise ValueError("resume=True needs log=: the file to continue")
+        if replay is not None: raise ValueError("give replay= or resume=True, not both (resume replays the log file itself)")
+        file_log = Log.resume(log, durability)
+        if len(file_log): replay = Log(file_log.events); file_log.append("run.resumed", {"events": len(file_log)})
+    else: file_log = Log(path=log, durability=durability)
+    run = Run(self, algorithm, dict(input or {}), budget, replay, file_log, seed, retry_errors, parent)
+    run._task = asyncio.ensure_future(run._main())
+    return run
 
-    def attach(self, effect: str, handler) -> None:
-        "Answer `effect` requests with `handler` (handlers call this from their own `attach`)."
-        self.handlers[effect] = handler
+# %% ../nbs/03_runtime.ipynb #574d5c90
+@patch
+async def run(self: Engine, algorithm: Algorithm, input: dict | None = None, **kw) -> Outcome:
+    "Run `algorithm` on `input` to the end."
+    return await self.start(algorithm, input, **kw)
 
-    async def __aenter__(self) -> Engine: return self
-    async def __aexit__(self, *exc):
-        for h in {id(h): h for h in self.handlers.values()}.values():
-            close = getattr(h, "aclose", None)
-            if close is not None: await close()
+@patch
+async def fork(self: Engine, source: Outcome | Log | str | Path, at: int, algorithm: Algorithm | None = None,
+               input: dict | None = None, budget: Budget | None = None, **kw) -> Outcome:
+    "Run again from `source`'s first `at` events: every call answered there is served; from there on, the new settings apply."
+    path = str(source) if isinstance(source, (str, Path)) else None
+    events = (Log.read(source, repair=True) if path else source.log if isinstance(source, Outcome) else source).events
+    if isinstance(at, bool) or not isinstance(at, int) or not 0 <= at <= len(events):
+        raise ValueError(f"fork: at must be an event index from 0 to {len(events)}, got {at!r:.80}")
+    started = next((e for e in events if e.kind == "run.started"), None)
+    if started is None: raise ValueError("fork: the source holds no run.started event: not a run's log")
+    algorithm = algorithm if algorithm is not None else algorithm_of(events)
+    input = input if input is not None else started.data.get("input", {})
+    kw.setdefault("seed", started.data.get("seed", 0))
+    if budget is None and started.data.get("budget"): budget = Budget(**started.data["budget"])  # the parent's, unless changed
+    parent = {"path": path, "at": at, "events": len(events), "algorithm": started.data.get("algorithm")}
+    return await self.run(algorithm, input, budget=budget, replay=Log(events[:at]), parent=parent, **kw)
 
-    def start(self, algorithm: Algorithm, input: dict | None = None, *, budget: Budget | None = None,
-              replay: Log | str | Path | Outcome | None = None, log: str | Path | None = None, seed: int = 0,
-              retry_errors: bool = False,
-              resume: bool = False,  # continue the file `log` names: serve every call it answered, append
-              durability: str = "flush",  # for `log`: "flush", "fsync" or "buffered" per event (see events.DURABILITY)
-              parent: dict | None = None) -> Run:  # where a fork came from (written into run.started)
-        "Start a run and return it at once; await it for the `Outcome`."
-        if not isinstance(algorithm, Algorithm): raise TypeError(f"expected an Algorithm, got {type(algorithm).__name__}")
-        if input is not None and not isinstance(input, dict): raise TypeError(f"input must be a dict, got {type(input).__name__}")
-        if not isinstance(resume, bool): raise ValueError(f"resume must be True or False, got {resume!r:.80}")
-        budget = budget or self.budget
-        if budget is not None: budget.check_admits_a_call()
-        if isinstance(replay, (str, Path)): replay = Log.read(replay, repair=True)
-        elif isinstance(replay, Outcome): replay = replay.log
-        if resume:
-            if log is None: raise ValueError("resume=True needs log=: the file to continue")
-            if replay is not None: raise ValueError("give replay= or resume=True, not both (resume replays the log file itself)")
-            file_log = Log.resume(log, durability)
-            if len(file_log): replay = Log(file_log.events); file_log.append("run.resumed", {"events": len(file_log)})
-        else: file_log = Log(path=log, durability=durability)
-        run = Run(self, algorithm, dict(input or {}), budget, replay, file_log, seed, retry_errors, parent)
-        run._task = asyncio.ensure_future(run._main())
-        return run
+# %% ../nbs/03_runtime.ipynb #a61838a5
+@patch
+def run_sync(self: Engine, algorithm: Algorithm, input: dict | None = None, **kw) -> Outcome:
+    "`run` for scripts without an event loop (in a notebook, `await engine.run(...)` instead)."
+    try: asyncio.get_running_loop()
+    except RuntimeError: return asyncio.run(self._run_and_close(algorithm, input, **kw))
+    raise RuntimeError("run_sync can't be used inside a running event loop (a notebook, an async app): "
+                       "use `await engine.run(...)` there")
 
-    async def run(self, algorithm: Algorithm, input: dict | None = None, **kw) -> Outcome:
-        "Run `algorithm` on `input` to the end."
-        return await self.start(algorithm, input, **kw)
-
-    async def fork(self, source: Outcome | Log | str | Path, at: int, algorithm: Algorithm | None = None,
-                   input: dict | None = None, budget: Budget | None = None, **kw) -> Outcome:
-        "Run again from `source`'s first `at` events: every call answered there is served; from there on, the new settings apply."
-        path = str(source) if isinstance(source, (str, Path)) else None
-        events = (Log.read(source, repair=True) if path else source.log if isinstance(source, Outcome) else source).events
-        if isinstance(at, bool) or not isinstance(at, int) or not 0 <= at <= len(events):
-            raise ValueError(f"fork: at must be an event index from 0 to {len(events)}, got {at!r:.80}")
-        started = next((e for e in events if e.kind == "run.started"), None)
-        if started is None: raise ValueError("fork: the source holds no run.started event: not a run's log")
-        algorithm = algorithm if algorithm is not None else algorithm_of(events)
-        input = input if input is not None else started.data.get("input", {})
-        kw.setdefault("seed", started.data.get("seed", 0))
-        if budget is None and started.data.get("budget"): budget = Budget(**started.data["budget"])  # the parent's, unless changed
-        parent = {"path": path, "at": at, "events": len(events), "algorithm": started.data.get("algorithm")}
-        return await self.run(algorithm, input, budget=budget, replay=Log(events[:at]), parent=parent, **kw)
-
-    def run_sync(self, algorithm: Algorithm, input: dict | None = None, **kw) -> Outcome:
-        "`run` for scripts without an event loop (in a notebook, `await engine.run(...)` instead)."
-        try: asyncio.get_running_loop()
-        except RuntimeError: return asyncio.run(self._run_and_close(algorithm, input, **kw))
-        raise RuntimeError("run_sync can't be used inside a running event loop (a notebook, an async app): "
-                           "use `await engine.run(...)` there")
-
-    async def _run_and_close(self, algorithm, input, **kw) -> Outcome:
-        try: return await self.run(algorithm, input, **kw)
-        finally: await self.__aexit__(None, None, None)
+@patch
+async def _run_and_close(self: Engine, algorithm, input, **kw) -> Outcome:
+    try: return await self.run(algorithm, input, **kw)
+    finally: await self.__aexit__(None, None, None)
