@@ -151,11 +151,12 @@ def _finished(s: RunState, e: Event): s.status, s.error = e.data.get("status"), 
 
 _ENGINE_EVENTS = {"run.started": _started, "run.finished": _finished, "budget.exhausted": _exhausted}
 
-# %% ../nbs/03_runtime.ipynb #2b5a726a
+# %% ../nbs/03_runtime.ipynb #05420fb2
 def _request(s: RunState, e: Event, eff: str):
     s.issued[eff] = s.issued.get(eff, 0) + 1
     s.pending[e.key] = eff  # the request itself stays in the log: no copy per call
 
+# %% ../nbs/03_runtime.ipynb #71b5ca37
 def _result(s: RunState, e: Event, eff: str):
     s.pending.pop(e.key, None)
     d = e.data; res = d.get("result")
@@ -401,7 +402,7 @@ class EffectCall:
         if not isinstance(source, str) or not source: raise ValueError(f"mark_served: source must be a non-empty string, got {source!r:.80}")
         self.served = source
 
-# %% ../nbs/03_runtime.ipynb #fd95f266
+# %% ../nbs/03_runtime.ipynb #a8b74a2f
 class Context:
     "What an algorithm sees: its input, effects, events, randomness and its folded state."
     def __init__(self, run: Run): self._run = run
@@ -415,17 +416,21 @@ class Context:
     @property
     def seed(self) -> int: return self._run.seed
 
-    def handler(self, effect: str) -> Any:
-        "The handler attached for `effect` (None when there is none), e.g. to read the tool registry."
-        return self._run.engine.handlers.get(effect)
+# %% ../nbs/03_runtime.ipynb #fcddfe39
+@patch
+def handler(self: Context, effect: str) -> Any:
+    "The handler attached for `effect` (None when there is none), e.g. to read the tool registry."
+    return self._run.engine.handlers.get(effect)
 
-    def emit(self, kind: str, **data) -> Event:
-        "Record a domain event (what the algorithm decided)."
-        return self._run.log.append(kind, data)
+@patch
+def emit(self: Context, kind: str, **data) -> Event:
+    "Record a domain event (what the algorithm decided)."
+    return self._run.log.append(kind, data)
 
-    def rng(self, key: str) -> random.Random:
-        "A random generator seeded from the run's seed and `key`: replays draw the same numbers."
-        return random.Random(f"{self._run.seed}:{key}")
+@patch
+def rng(self: Context, key: str) -> random.Random:
+    "A random generator seeded from the run's seed and `key`: replays draw the same numbers."
+    return random.Random(f"{self._run.seed}:{key}")
 
 # %% ../nbs/03_runtime.ipynb #d74caaf2
 @patch
@@ -679,7 +684,7 @@ class Outcome(BaseModel):
     def __repr__(self): return f"Outcome({self.status.value}, {self.value!r}, calls={self.calls})"
     __str__ = __repr__
 
-# %% ../nbs/03_runtime.ipynb #d445bcd0
+# %% ../nbs/03_runtime.ipynb #067f2cb7
 @patch
 async def _main(self: Run) -> Outcome:
     a, self._started = self.algorithm, True
@@ -698,6 +703,12 @@ async def _main(self: Run) -> Outcome:
         if not outside: asyncio.current_task().uncancel()
         status, error = Status.CANCELLED, "cancelled from outside" if outside else None
     except Exception as e: status, error = Status.FAILED, f"{type(e).__name__}: {e}"
+    return await self._settle(status, error, outside)
+
+# %% ../nbs/03_runtime.ipynb #b0305d3d
+@patch
+async def _settle(self: Run, status: Status, error: str | None, outside: bool) -> Outcome:
+    "Stop what is still running, take a late cancel, and finish: `run.finished` is the last event."
     me = asyncio.current_task()
     await stop_tasks([t for t in self._busy if t is not me])  # effects still being answered by other tasks
     if not outside:  # a cancel that came after the algorithm's last await is taken here, not left to cancel the ended task
