@@ -24,7 +24,7 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 
 from .events import SCHEMA_VERSION, Event, Log, Timeline, fold
-from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, log_form, trusted
+from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_form, log_form, trusted
 
 # %% auto #0
 __all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'prompt_estimate', 'call_price', 'RunState',
@@ -559,7 +559,7 @@ async def _answer(self: Run, handler, effect: str, key: str, request: BaseModel,
             self.log.append(f"{effect}.error", {"error": payload, "replayed": True}, key=key)
             raise EffectFailed(effect, key, payload)
         self.log.append(f"{effect}.result", {"result": payload, "replayed": True, **({"served": served} if served else {})}, key=key)
-        return rtype.model_validate(payload)
+        return from_log_form(rtype, payload)  # model_validate, by hand for the usual reply
     if self._replay and self._replay.time_refusals.get(key): self._out_of_time(effect, key, "as recorded in the replayed log")
     self.sent[effect] = self.sent.get(effect, 0) + 1
     call = EffectCall(key, effect, self, self._on_delta if stream and self._delta_listeners else None)
@@ -592,7 +592,7 @@ def _answer_of(self: Run, effect: str, key: str):
     "The answer already folded for `key`, as the handler's type (or its error, raised again)."
     r = self.state.results[key]
     if "error" in r: raise EffectFailed(effect, key, r["error"])
-    return self.engine.handlers[effect].result_type.model_validate(r["result"])
+    return from_log_form(self.engine.handlers[effect].result_type, r["result"])
 
 @patch
 def _on_delta(self: Run, delta):
