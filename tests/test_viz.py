@@ -237,3 +237,19 @@ def test_bad_files_say_what_is_wrong_in_one_line(tmp_path):
     corrupt = tmp_path / "corrupt.jsonl"; corrupt.write_text(whole.replace("\n", "\n{oops\n", 1))
     with pytest.raises(LogFormatError) as e: Stepper(corrupt)
     assert str(corrupt) in str(e.value) and "\n" not in str(e.value)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(min_value=2, max_value=14))
+def test_compare_jumps_to_where_a_fork_parts(k):
+    "A run forked at event k with another model: the compare view's departure is the first step that reaches diff.at."
+    base = asyncio.run(_run(5))
+    async def fork():
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(lambda r: "other " + r.messages[-1].content)).attach(engine)
+            return await engine.fork(base, at=k)
+    c = Compare(base, asyncio.run(fork())).to_departure()
+    assert c.diff.at is not None and c.diff.at >= k
+    assert c.step == c.departure and any(i >= c.diff.at for i in c.position(c.step))
+    assert c.step == 0 or all(i < c.diff.at for i in c.position(c.step - 1))
+    assert "they part at event" in c.html()
