@@ -224,11 +224,11 @@ def test_bad_files_say_what_is_wrong_in_one_line(tmp_path):
     from reasoning_kit.events import LogFormatError
     whole = (FIXTURES / "debate_v0.1.jsonl").read_text()
     cut = tmp_path / "cut.jsonl"; cut.write_text(whole[:-25])
-    s = Stepper(cut)
+    with pytest.warns(UserWarning, match="the run did not finish"): s = Stepper(cut)
     assert len(s) == len(Log.from_jsonl(whole)) - 1  # the whole events are kept
     assert "the run did not finish" in s.problem and "the run did not finish" in s.frame().html
     unfinished = tmp_path / "unfinished.jsonl"; unfinished.write_text("".join(whole.splitlines(True)[:-1]))
-    assert "the run did not finish" in Stepper(unfinished).problem
+    with pytest.warns(UserWarning, match="no run.finished"): assert "the run did not finish" in Stepper(unfinished).problem
     assert Stepper(FIXTURES / "debate_v0.1.jsonl").problem is None
     for name, data in [("bin.jsonl", b"\x00\x89PNG\xff\xfe\x00"), ("latin.jsonl", whole.encode()[:200] + "é".encode("latin-1"))]:
         p = tmp_path / name; p.write_bytes(data)

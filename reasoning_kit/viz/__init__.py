@@ -12,6 +12,7 @@ import bisect
 import copy
 import html
 import importlib
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -29,8 +30,8 @@ _all_ = ["FRAME_CSS", "NO_DOT", "Frame", "Graph", "camera", "current_point", "do
          "view_for", "views"]  # re-exported: `from reasoning_kit.viz import Graph, view` as before
 
 # %% auto #0
-__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'HIDE_STATIC', 'StepReducer', 'read_log', 'Stepper', 'Compare', 'FRAME_CSS', 'NO_DOT',
-           'Frame', 'Graph', 'camera', 'current_point', 'dot_available', 'effect_html', 'esc', 'event_html',
+__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'HIDE_STATIC', 'StepReducer', 'BadLogError', 'read_log', 'Stepper', 'Compare', 'FRAME_CSS',
+           'NO_DOT', 'Frame', 'Graph', 'camera', 'current_point', 'dot_available', 'effect_html', 'esc', 'event_html',
            'fields_html', 'frame_html', 'message_html', 'shorten', 'to_html', 'usage_html', 'Jump', 'View',
            'generic_view', 'matcher', 'reply_text', 'says', 'state_table', 'tie_note', 'view', 'view_for', 'views']
 
@@ -52,15 +53,19 @@ def _algorithm(events) -> tuple[Algorithm | None, str | None]:
         try: return algorithm_of(events), None
         except LookupError as e: return None, str(e)
 
+class BadLogError(LogFormatError):
+    "A log file the stepper cannot read; in a notebook it shows as its one-line message, not a traceback."
+    def _render_traceback_(self): return [f"{type(self).__name__}: {self}"]  # IPython shows this instead of the traceback
+
 def read_log(path: str | Path) -> tuple[Log, str | None]:
     "A log file and what is wrong with it, if anything: a cut-short last line is dropped and reported."
     path = Path(path)
     try: text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:
-        raise LogFormatError(f"{path}: not a reasoning_kit log: byte {e.start} is not UTF-8 text (a binary file?)") from None
+        raise BadLogError(f"{path}: not a reasoning_kit log: byte {e.start} is not UTF-8 text (a binary file?)") from None
     try: return Log.from_jsonl(text), (None if _finished(text) else "the run did not finish: the log has no run.finished event")
     except LogFormatError as e:
-        if "truncated" not in str(e): raise LogFormatError(str(e).replace("<text>", str(path), 1)) from None
+        if "truncated" not in str(e): raise BadLogError(str(e).replace("<text>", str(path), 1)) from None
     return Log.from_jsonl(text, repair=True), "the run did not finish: its last line was cut short (dropped)"
 
 def _finished(text: str) -> bool: return '"run.finished"' in text[text.rstrip().rfind("\n") + 1:]
@@ -72,6 +77,7 @@ def _open(source) -> tuple[Log, Algorithm | None, str | None]:
     elif isinstance(source, Log): log = source
     elif isinstance(source, (str, Path)):
         log, cut = read_log(source)
+        if cut: warnings.warn(f"{source}: {cut}", stacklevel=4)  # said once here, and shown above the picture
         algo, problem = _algorithm(log.events)
         return log, algo, "; ".join(p for p in (cut, problem) if p) or None
     elif isinstance(source, (list, tuple)): log = Log(source)
