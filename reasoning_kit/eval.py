@@ -1,4 +1,5 @@
-"""One algorithm over many tasks, with bounded concurrency, a deterministic check and a report you can compare.
+"""One algorithm over many tasks, with bounded concurrency,
+a deterministic check and a report you can compare.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/eval.html.md"""
 
@@ -20,7 +21,8 @@ from pydantic import BaseModel, Field, computed_field
 from .runtime import Algorithm, Budget, Engine, Outcome, Status, check_int
 
 # %% auto #0
-__all__ = ['Row', 'Report', 'answer_of', 'on_answer', 'run_item', 'evaluate', 'evaluate_sync', 'Comparison', 'compare']
+__all__ = ['Row', 'Report', 'answer_of', 'on_answer', 'engine_for', 'run_item', 'evaluate', 'evaluate_sync', 'Comparison',
+           'compare']
 
 # %% ../nbs/33_eval.ipynb #e3388c1a
 class Row(BaseModel):
@@ -112,11 +114,11 @@ def on_answer(check: Callable[[Any, Any], bool],  # a checker of (answer, task)
 # %% ../nbs/33_eval.ipynb #e8b4dc7f
 class _Progress:
     "A progress line: done, correct, elapsed; tqdm's bar when tqdm is installed."
-    def __init__(self, total: int, label: str, on: bool, stream=None, every: float = 10.0):
+    def __init__(self, total: int, label: str, on: bool, stream=None, every: float = 10.0, bar: bool = True):
         self.total, self.label, self.on, self.done, self.correct = total, label, on, 0, 0
         self.stream, self.t0, self.bar, self.every = stream or sys.stderr, time.monotonic(), None, every
         self.tty, self.last = bool(getattr(self.stream, "isatty", lambda: False)()), self.t0
-        if on:
+        if on and bar:
             try: from tqdm.auto import tqdm; self.bar = tqdm(total=total, desc=label, file=self.stream)
             except ImportError: pass
     def line(self) -> str:
@@ -130,8 +132,23 @@ class _Progress:
             self.last = time.monotonic(); self.stream.write(self.line() + "\n"); self.stream.flush()
     def close(self):
         if not self.on: return
-        if self.bar is not None: self.bar.close()
-        else: self.stream.write(("\r" if self.tty else "") + self.line() + "\n"); self.stream.flush()
+        if self.bar is not None: self.bar.close()  # then the last line, which a saved notebook keeps (a widget is not)
+        self.stream.write(("\r" if self.tty and self.bar is None else "") + self.line() + "\n"); self.stream.flush()
+
+# %% ../nbs/33_eval.ipynb #78761627
+def _takes_item(factory) -> bool:
+    "Does the engine factory take the item (`factory(item)`) or nothing (`factory()`)?"
+    try: ps = [p for p in inspect.signature(factory).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    except (TypeError, ValueError): return False
+    return bool(ps) and (ps[0].kind == ps[0].VAR_POSITIONAL or ps[0].default is ps[0].empty)
+
+def engine_for(engine: Engine | Callable[..., Engine], input: dict) -> Engine:
+    "The Engine one item runs on: the shared `engine` itself, or a fresh one from `factory()` / `factory(item)`."
+    if isinstance(engine, Engine): return engine
+    e = engine(input) if _takes_item(engine) else engine()
+    if not isinstance(e, Engine): raise TypeError(f"the engine factory must return an Engine, got {type(e).__name__}")
+    return e
+
 
 # %% ../nbs/33_eval.ipynb #d0e047fa
 def _cached(out: Outcome) -> int:
@@ -148,21 +165,16 @@ def _beam(check, value: dict, input: dict) -> tuple[bool | None, bool | None]:
     ok = [bool(check({**value, "answer": b.get("answer")}, input)) for b in beam]
     return ok[0], any(ok)
 
-def _takes_item(factory) -> bool:
-    "Does the engine factory take the item (`factory(item)`) or nothing (`factory()`)?"
-    try: ps = [p for p in inspect.signature(factory).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
-    except (TypeError, ValueError): return False
-    return bool(ps) and (ps[0].kind == ps[0].VAR_POSITIONAL or ps[0].default is ps[0].empty)
-
 async def _one(engine_or_factory, algorithm: Algorithm, i: int, input: dict, check, budget: Budget | None,
-               logs_dir: Path | None, log_path: Path | None = None, replay=None, seed: int = 0) -> tuple[Row, Outcome | None]:
+               logs_dir: Path | None, log_path: Path | None = None, replay=None, seed: int = 0,
+               resume: bool = False) -> tuple[Row, Outcome | None]:
     t0, out, error, correct = time.monotonic(), None, None, False
     kw = dict(budget=budget, seed=seed, **({"log": log_path} if log_path is not None else {}),
-              **({"replay": replay} if replay is not None else {}))
+              **({"replay": replay} if replay is not None else {}), **({"resume": True} if resume else {}))
     try:
-        if isinstance(engine_or_factory, Engine): out = await engine_or_factory.run(algorithm, input, **kw)
+        engine = engine_for(engine_or_factory, input)
+        if engine is engine_or_factory: out = await engine.run(algorithm, input, **kw)
         else:
-            engine = engine_or_factory(input) if _takes_item(engine_or_factory) else engine_or_factory()
             async with engine: out = await engine.run(algorithm, input, **kw)
     except Exception as e: error = f"{type(e).__name__}: {e}"
     seconds = round(time.monotonic() - t0, 6)
@@ -186,9 +198,10 @@ async def run_item(engine: Engine | Callable[..., Engine],  # an Engine, or `fac
                    budget: Budget | None = None,  # the item's budget
                    log: str | Path | None = None,  # the engine writes the run's log here as it goes
                    replay=None,  # a (partial) log of this item to serve answered calls from
+                   resume: bool = False,  # continue the file `log` (engine.run's resume=True): its answered calls are served
                    seed: int = 0) -> tuple[Row, Outcome | None]:
     "One checked run of `algorithm` on `input`: its Row and Outcome (None when the run raised)."
-    return await _one(engine, algorithm, index, input, check, budget, None, Path(log) if log is not None else None, replay, seed)
+    return await _one(engine, algorithm, index, input, check, budget, None, Path(log) if log is not None else None, replay, seed, resume)
 
 
 # %% ../nbs/33_eval.ipynb #718736a2
@@ -268,7 +281,8 @@ def compare(a: Report, b: Report) -> Comparison:
                       only_second=[y.index for x, y in zip(a.rows, b.rows) if y.correct and not x.correct])
 
 # %% ../nbs/33_eval.ipynb #1ab5049a
-_SWEEP = ("sweep", "sweep_sync", "sweep_from_file", "SweepResult", "summarize", "bootstrap_ci", "pareto_front", "format_summary", "COLUMNS")
+_SWEEP = ("sweep", "sweep_sync", "sweep_from_file", "SweepResult", "summarize", "bootstrap_ci", "pareto_front", "format_summary", "COLUMNS",
+          "at_equal_budget", "LocalExecutor", "SharedRateLimits", "run_job")
 def __getattr__(name: str):
     "`eval.sweep` and its helpers, from reasoning_kit.sweep (imported on first use)."
     if name in _SWEEP:

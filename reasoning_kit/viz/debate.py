@@ -1,4 +1,5 @@
-"""The agents' answers in every round, who changed their mind, and the judge's ruling or the tally.
+"""The agents' answers in every round, who changed their
+mind, and the judge's ruling or the tally.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/view_debate.html.md"""
 

@@ -1,4 +1,5 @@
-"""Step through a run in any browser, offline: no server, no kernel, no CDN.
+"""Step through a run in any browser, offline:
+no server, no kernel, no CDN.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/html_export.html.md"""
 

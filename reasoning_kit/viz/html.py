@@ -1,4 +1,5 @@
-"""Escaping, graphs drawn with or without `dot`, and events, messages and usage as readable HTML.
+"""Escaping, graphs drawn with or without `dot`, and
+events, messages and usage as readable HTML.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/html.html.md"""
 

@@ -1,4 +1,5 @@
-"""Every sampled reasoning path with its answer, and the tally of the votes as it grows.
+"""Every sampled reasoning path with its answer,
+and the tally of the votes as it grows.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/view_self_consistency.html.md"""
 

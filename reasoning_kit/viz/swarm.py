@@ -1,4 +1,5 @@
-"""The agents and the hand-offs they may make, the active agent, the hand-offs taken so far in order, and the conversation with who said what.
+"""The agents and the hand-offs they may make, the active agent, the hand-offs
+taken so far in order, and the conversation with who said what.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/view_swarm.html.md"""
 

@@ -1,4 +1,5 @@
-"""The conversation of a ToolLoop run, turn by turn: what the model said, which tools ran and what they returned.
+"""The conversation of a ToolLoop run, turn by turn: what the
+model said, which tools ran and what they returned.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/view_toolloop.html.md"""
 

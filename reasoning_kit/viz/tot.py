@@ -1,4 +1,5 @@
-"""The whole tree at any step of a TreeOfThoughts run: every step and its score, the beam, what was pruned and why, and the winning path.
+"""The whole tree at any step of a TreeOfThoughts run: every step and its
+score, the beam, what was pruned and why, and the winning path.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/view_tot.html.md"""
 

@@ -1,4 +1,5 @@
-"""A registry from an algorithm's name to the function that draws its state, with the jumps the stepper offers.
+"""A registry from an algorithm's name to the function that
+draws its state, with the jumps the stepper offers.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/views.html.md"""
 
