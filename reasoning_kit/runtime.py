@@ -1,4 +1,5 @@
-"""Effects with keys, a log that is the run, a budget checked before every call, and replay for free.
+"""Effects with keys, a log that is the run, a budget
+checked before every call, and replay for free.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/runtime.html.md"""
 
@@ -23,7 +24,7 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 
 from .events import SCHEMA_VERSION, Event, Log, Timeline, fold
-from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage
+from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, log_form, trusted
 
 # %% auto #0
 __all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'prompt_estimate', 'call_price', 'RunState',
@@ -141,26 +142,25 @@ def _started(s: RunState, e: Event):
     d = e.data; s.algorithm, s.config, s.input = d.get("algorithm"), d.get("config", {}), d.get("input", {})
     s.seed, s.budget = d.get("seed", 0), d.get("budget")
 
-def _request(s: RunState, e: Event):
-    eff = e.kind.split(".", 1)[0]
+def _request(s: RunState, e: Event, eff: str):
     s.issued[eff] = s.issued.get(eff, 0) + 1
     s.pending[e.key] = eff  # the request itself stays in the log: no copy per call
 
-def _result(s: RunState, e: Event):
-    eff = e.kind.split(".", 1)[0]
+def _result(s: RunState, e: Event, eff: str):
     s.pending.pop(e.key, None)
-    res = e.data.get("result")
+    d = e.data; res = d.get("result")
     s.results[e.key] = {"effect": eff, "result": res}
-    if eff == "llm" and e.data.get("served"): s.cached += 1
-    if eff == "llm" and res:
+    if eff != "llm": return
+    if d.get("served"): s.cached += 1
+    if res:
         u = res.get("usage") or {}
         s.prompt_tokens += u.get("prompt_tokens", 0); s.completion_tokens += u.get("completion_tokens", 0)
         s.cached_tokens += u.get("cached_tokens", 0)
         if u.get("cost"): s.cost_nanos += round(u["cost"] * 1e9)
 
-def _error(s: RunState, e: Event):
+def _error(s: RunState, e: Event, eff: str):
     s.pending.pop(e.key, None)
-    s.results[e.key] = {"effect": e.kind.split(".", 1)[0], "error": e.data.get("error")}
+    s.results[e.key] = {"effect": eff, "error": e.data.get("error")}
 
 def _exhausted(s: RunState, e: Event): s.exhausted = e.data.get("reason")
 def _finished(s: RunState, e: Event): s.status, s.error = e.data.get("status"), e.data.get("error")
@@ -270,22 +270,26 @@ class RunReducer:
     "Folds a run's events: the engine's into `RunState`, all of them into the algorithm's state."
     def __init__(self, algorithm: Algorithm | None = None):
         self.algorithm = algorithm
-        self._engine_part: dict[str, Callable | None] = {}  # kind -> the engine's reducer for it, cached
+        self._engine_part: dict[str, tuple] = {}  # kind -> (the engine's reducer for it or None, the effect it is part of or None), cached
 
     def initial(self) -> RunState:
         return RunState(algo=self.algorithm.initial() if self.algorithm else None)
 
-    def _part(self, e: Event):
-        f = _ENGINE_EVENTS.get(e.kind)
-        if f is None and e.kind.count(".") == 1: f = _EFFECT_PARTS.get(e.kind.rpartition(".")[2])
-        self._engine_part[e.kind] = f
-        return f
+    def _part(self, kind: str) -> tuple:
+        f = _ENGINE_EVENTS.get(kind)
+        eff, _, part = kind.partition(".")
+        part = (f, None) if f is not None else (_EFFECT_PARTS.get(part) if kind.count(".") == 1 else None, eff)  # an effect part: f(s, e, effect)
+        self._engine_part[kind] = part
+        return part
 
     def apply(self, s: RunState, e: Event):
-        if e.kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
+        kind = e.kind
+        if kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
             s.__dict__.update(self.initial().__dict__); return
-        f = self._engine_part[e.kind] if e.kind in self._engine_part else self._part(e)
-        if f is not None and (e.key is not None or f in _ENGINE_EVENTS.values()): f(s, e)
+        f, eff = self._engine_part.get(kind) or self._part(kind)
+        if f is not None:
+            if eff is None: f(s, e)
+            elif e.key is not None: f(s, e, eff)
         if self.algorithm is not None: self.algorithm.apply(s.algo, e)
 
 def algorithm_of(events) -> Algorithm | None:
@@ -352,9 +356,11 @@ class Context:
 
     async def llm(self, request: LLMRequest | list[Message] | str, *, key: str, stream: bool = False, **fields) -> LLMResponse:
         "Ask a model; `fields` override request fields (role, temperature, n, model ...)."
-        if isinstance(request, str): request = LLMRequest(messages=[Message(role="user", content=request)])
-        elif isinstance(request, list): request = LLMRequest(messages=request)
-        if fields: request = request.model_copy(update=fields)
+        if type(request) is str and not fields: request = trusted(LLMRequest, messages=[trusted(Message, role="user", content=request)])
+        elif isinstance(request, (str, list)):  # the fields are validated with the rest
+            request = LLMRequest(messages=[Message(role="user", content=request)] if isinstance(request, str) else request, **fields)
+        elif fields and type(request) is LLMRequest: request = trusted(LLMRequest, **(request.__dict__ | fields))  # model_copy(update=), a third of its cost
+        elif fields: request = request.model_copy(update=fields)
         return await self.effect("llm", key, request, stream=stream)
 
     async def tool(self, call: ToolCall, *, key: str):
@@ -369,7 +375,7 @@ class Context:
 @patch
 async def effect(self: Context, effect: str, key: str, request: BaseModel, stream: bool = False):
     run = self._run
-    req = request.model_dump(mode="json", exclude_defaults=True)  # what the log holds, and what replay compares
+    req = log_form(request)  # what the log holds, and what replay compares: model_dump(mode="json", exclude_defaults=True)
     seen = run._asked.get(key)
     if seen is not None:  # 1. asked before in this run: one call, one answer
         if seen != req: raise ValueError(f"effect key {key!r} was used twice for different requests; keys must "
@@ -557,10 +563,10 @@ async def _answer(self: Run, handler, effect: str, key: str, request: BaseModel,
         raise EffectFailed(effect, key, err) from e
     if call.served is not None:  # a cache answered: logged as served, not counted as a model call
         self.sent[effect] -= 1; self.cached[effect] = self.cached.get(effect, 0) + 1; self.cached_keys.append(key)
-        self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True), "served": call.served}, key=key)
+        self.log.append(f"{effect}.result", {"result": log_form(res), "served": call.served}, key=key)
     else:
         self.asked_keys.append(key)
-        self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True)}, key=key)
+        self.log.append(f"{effect}.result", {"result": log_form(res)}, key=key)
     return res
 
 @patch

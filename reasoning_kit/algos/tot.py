@@ -1,4 +1,5 @@
-"""A beam search over reasoning steps: propose several next steps, score them, keep the best few, repeat.
+"""A beam search over reasoning steps: propose several
+next steps, score them, keep the best few, repeat.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/tot.html.md"""
 
