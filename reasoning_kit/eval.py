@@ -1,4 +1,5 @@
-"""One algorithm over many tasks, with bounded concurrency, a deterministic check and a report you can compare.
+"""One algorithm over many tasks, with bounded concurrency,
+a deterministic check and a report you can compare.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/eval.html.md"""
 

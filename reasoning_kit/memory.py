@@ -1,9 +1,11 @@
-"""Short notes that outlive a run: stored as JSON Lines, found again by what they say.
+"""Short notes that outlive a run: stored as
+JSON Lines, found again by what they say.
 
 A run forgets everything when it ends, except its log. Some of what it learned is worth keeping:
 a Reflexion lesson ("State the unit."), a fact a user told an agent, a rule of thumb. A `Memory`
 is a small store of such notes. Each note has its text, a few tags and its place in the order of
-writing; a store with a `path` appends every note to a JSON Lines file as it is written.
+writing; a store with a `path` keeps them in a JSON Lines file, rewritten whole (temporary file, then rename) as
+each note is added, so a crash never leaves half a file.
 
 Notes are found again by *lexical relevance*: BM25 (Robertson and Zaragoza 2009, *The
 Probabilistic Relevance Framework: BM25 and Beyond*) over lower-cased word tokens, ties broken by
@@ -27,20 +29,26 @@ from __future__ import annotations
 
 from fastcore.basics import patch
 
+import fcntl
 import json
 import math
+import os
 import re
+import time
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .clients.models import PROVIDERS, scrub
 from .events import Event, Log
+from .runtime import check_bool, check_float
 
 # %% auto #0
-__all__ = ['STOPWORDS', 'MEMORY_FORMAT', 'MEMORY_VERSION', 'Note', 'tokens', 'MemoryFormatError', 'Memory', 'remember_lessons',
-           'reflections_for']
+__all__ = ['STOPWORDS', 'MEMORY_FORMAT', 'MEMORY_VERSION', 'Note', 'tokens', 'MemoryFormatError', 'Memory', 'known_secrets',
+           'scrub_known', 'replace_file', 'MemoryLocked', 'remember_lessons', 'reflections_for']
 
 # %% ../nbs/30_memory.ipynb #066b48bb
 class Note(BaseModel):
@@ -70,20 +78,43 @@ class MemoryFormatError(ValueError):
 class Memory:
     "Short notes, searched by BM25; JSON Lines on disk when given a `path`."
     def __init__(self, path: str | Path | None = None,  # a JSON Lines file, created if missing; None: in memory only
-                 repair: bool = False):  # drop a last line that a crash cut short (and fix the file)
+                 repair: bool = False,  # drop a last line that a crash cut short (and fix the file)
+                 lock_timeout: float = 10.0,  # seconds to wait while another process writes the file
+                 secrets: Iterable[str] = ()):  # more strings never to write (keys given to clients); env keys always
         self.path = Path(path) if path is not None else None
+        self.lock_timeout = check_float("Memory", "lock_timeout", lock_timeout, 0, 3600)
+        self.secrets = [s for s in secrets if isinstance(s, str) and s]
+        self._holding = False  # this store holds the file's lock
+        self._reset()
+        if self.path is not None: self._load(check_bool("Memory", "repair", repair))
+
+    def _reset(self):
         self.notes: list[Note] = []
         self._tf: list[Counter] = []  # per note: word -> count
         self._len: list[int] = []  # per note: its length in words
         self._postings: dict[str, list[int]] = {}  # word -> notes that contain it
         self._total = 0  # sum of the notes' lengths in words
-        if self.path is not None: self._load(repair)
+        self._stamp = None  # the file as this store last read or wrote it: (inode, size, mtime)
 
     def __len__(self): return len(self.notes)
     def __iter__(self) -> Iterator[Note]: return iter(self.notes)
     def __repr__(self): return f"Memory({len(self.notes)} notes{f', {self.path}' if self.path else ''})"
 
+# %% ../nbs/30_memory.ipynb #7261ff1e
+_SECRET_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD)$", re.I)
+
+def known_secrets(extra: Iterable[str] = ()) -> list[str]:
+    "The secrets this process knows: provider keys in the environment, secret-named variables, and `extra`."
+    names = {p.key_env for p in PROVIDERS.values() if p.key_env} | {k for k in os.environ if _SECRET_NAME.search(k)}
+    found = {os.environ.get(k, "") for k in names} | set(extra)
+    return sorted((s for s in found if isinstance(s, str) and len(s) >= 8), key=len, reverse=True)
+
+def scrub_known(text: str, extra: Iterable[str] = ()) -> str:
+    "`text` with every known secret (see `known_secrets`) replaced by `***`."
+    return scrub(text, known_secrets(extra))
+
 # %% ../nbs/30_memory.ipynb #7a30ab0e
+@patch
 def _index(self: Memory, note: Note):
     tf = Counter(tokens(" ".join([note.text, *note.tags, note.about])))
     for w in tf: self._postings.setdefault(w, []).append(note.n)
@@ -91,20 +122,28 @@ def _index(self: Memory, note: Note):
 
 def _line(note: Note) -> str: return json.dumps(note.model_dump(), ensure_ascii=False, separators=(",", ":")) + "\n"
 
-def _add(self: Memory, text: str,  # the note
+@patch
+def add(self: Memory, text: str,  # the note
          tags: Iterable[str] = (),  # labels to filter by
          about: str = "") -> Note:  # searched, not recalled
     "Remember `text`; returns the stored `Note`."
     if not isinstance(text, str) or not text.strip(): raise ValueError(f"a note needs some text, got {text!r}")
     tags = [tags] if isinstance(tags, str) else list(tags)
     if not all(isinstance(t, str) and t for t in tags): raise ValueError(f"tags must be non-empty strings, got {tags!r}")
-    note = Note(n=len(self.notes), text=text.strip(), tags=tags, about=about)
-    if self.path is not None:
-        with open(self.path, "a", encoding="utf-8") as f: f.write(_line(note))
+    text, about = self.scrub(text.strip()), self.scrub(about)
+    if self.path is None: note = Note(n=len(self.notes), text=text, tags=tags, about=about)
+    else:
+        with self._lock():  # one writer at a time, across processes
+            if _stamp(self.path) != self._stamp: self._reset(); self._read()  # another process added notes
+            note = Note(n=len(self.notes), text=text, tags=tags, about=about)
+            self._write(self._lines() + _line(note))
     self._index(note)
     return note
 
-Memory._index, Memory.add = _index, _add
+@patch
+def scrub(self: Memory, text: str) -> str: return scrub_known(text, self.secrets) if text else text
+@patch
+def _lines(self: Memory) -> str: return _header() + "".join(_line(n) for n in self.notes)
 
 # %% ../nbs/30_memory.ipynb #657cae00
 @patch
@@ -148,36 +187,95 @@ def _why(e: Exception) -> str:
     if isinstance(e, json.JSONDecodeError): return f"not valid JSON ({e.msg} at column {e.colno})"
     return f"not a note: {'.'.join(map(str, e.errors()[0]['loc']))}: {e.errors()[0]['msg']}"
 
+# %% ../nbs/30_memory.ipynb #92b3ac58
+def replace_file(path: Path, text: str) -> Path:
+    "Write `text` to `path` all at once: a temporary file beside it, flushed to disk, renamed over it."
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f: f.write(text); f.flush(); os.fsync(f.fileno())
+    os.replace(tmp, path); return path
+
+def _stamp(path: Path):
+    try: st = path.stat(); return st.st_ino, st.st_size, st.st_mtime_ns
+    except FileNotFoundError: return None
+
+# %% ../nbs/30_memory.ipynb #77065fa7
+class MemoryLocked(RuntimeError):
+    "Another process held the memory file's lock for longer than `lock_timeout`."
+
+@contextmanager
+def _locked(path: Path, timeout: float):
+    lock = path.with_name(f".{path.name}.lock")
+    with open(lock, "a") as f:
+        deadline = time.monotonic() + timeout
+        while True:
+            try: fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB); break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise MemoryLocked(f"{path.name}: another process has been writing it for over {timeout:g} s; "
+                                       "try again, or raise lock_timeout") from None
+                time.sleep(0.005)
+        try: yield
+        finally: fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+# %% ../nbs/30_memory.ipynb #1806f8be
 @patch
 def _load(self: Memory, repair: bool):
     p = self.path
-    if not p.exists() or p.stat().st_size == 0:
-        p.parent.mkdir(parents=True, exist_ok=True); p.write_text(_header(), encoding="utf-8"); return
-    text = p.read_text(encoding="utf-8")
+    if p.exists() and p.stat().st_size > 0: return self._read(repair)  # reading needs no lock: files are replaced whole
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with self._lock():
+        if not p.exists() or p.stat().st_size == 0: self._write(_header())
+        else: self._read(repair)  # another process made it meanwhile
+
+@patch
+def _write(self: Memory, text: str):
+    "Replace the file with `text` (under the lock; a repair on opening takes it here)."
+    if self._holding: replace_file(self.path, text)
+    else:
+        with self._lock(): replace_file(self.path, text)
+    self._stamp = _stamp(self.path)
+
+@patch
+@contextmanager
+def _lock(self: Memory):
+    with _locked(self.path, self.lock_timeout):
+        self._holding = True
+        try: yield
+        finally: self._holding = False
+
+# %% ../nbs/30_memory.ipynb #3843f8e8
+@patch
+def _read(self: Memory, repair: bool = False):
+    p = self.path
+    text = p.read_text(encoding="utf-8"); self._stamp = _stamp(p)
     lines = text.split("\n")
-    if len(lines) == 1: text += "\n"; p.write_text(text, encoding="utf-8"); lines = text.split("\n")  # a lone header line
-    if lines[-1]:  # no newline at the end: a crash while appending, or a file edited by hand
+    if len(lines) == 1: text += "\n"; self._write(text); lines = text.split("\n")  # a lone header line
+    if lines[-1]:  # no newline at the end: an older version's crash while appending, or a file edited by hand
         cut = _note(lines[-1])
         if not repair:
             why = "the last line has no newline" if isinstance(cut, Note) else f"{_why(cut)}, and the file ends mid-line"
             raise MemoryFormatError(f"{p}:{len(lines)}: {why} (a crash while writing?); open with repair=True to "
                                     f"{'keep' if isinstance(cut, Note) else 'drop'} that line and go on")
         text = text + "\n" if isinstance(cut, Note) else text[:len(text) - len(lines[-1])]
-        p.write_text(text, encoding="utf-8"); lines = text.split("\n")
-    lines = lines[:-1]
-    try: head = json.loads(lines[0]) if lines else None
-    except json.JSONDecodeError: head = None
-    if not isinstance(head, dict) or head.get("format") != MEMORY_FORMAT:
-        raise MemoryFormatError(f"{p}:1: not a reasoning_kit memory file (header {lines[0][:80] if lines else ''!r})")
-    if not isinstance(head.get("version"), int) or head["version"] > MEMORY_VERSION:
-        raise MemoryFormatError(f"{p}:1: memory format version {head.get('version')!r} is newer than this reasoning_kit "
-                                f"(reads up to {MEMORY_VERSION})")
-    for i, line in enumerate(lines[1:], start=2):
+        self._write(text); lines = text.split("\n")
+    self._check_header(lines[0] if lines[:-1] else None)
+    for i, line in enumerate(lines[1:-1], start=2):
         note = _note(line)
         if not isinstance(note, Note): raise MemoryFormatError(f"{p}:{i}: {_why(note)}")
         if note.n != len(self.notes):
             raise MemoryFormatError(f"{p}:{i}: note n={note.n} out of order (expected {len(self.notes)}): the file is append-only")
         self._index(note)
+
+# %% ../nbs/30_memory.ipynb #59089099
+@patch
+def _check_header(self: Memory, line: str | None):
+    try: head = json.loads(line) if line else None
+    except json.JSONDecodeError: head = None
+    if not isinstance(head, dict) or head.get("format") != MEMORY_FORMAT:
+        raise MemoryFormatError(f"{self.path}:1: not a reasoning_kit memory file (header {(line or '')[:80]!r})")
+    if not isinstance(head.get("version"), int) or head["version"] > MEMORY_VERSION:
+        raise MemoryFormatError(f"{self.path}:1: memory format version {head.get('version')!r} is newer than this "
+                                f"reasoning_kit (reads up to {MEMORY_VERSION})")
 
 # %% ../nbs/30_memory.ipynb #fc7eed4e
 def _events(run) -> list[Event]:

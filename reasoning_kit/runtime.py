@@ -1,4 +1,5 @@
-"""Effects with keys, a log that is the run, a budget checked before every call, and replay for free.
+"""Effects with keys, a log that is the run, a budget
+checked before every call, and replay for free.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/runtime.html.md"""
 
@@ -23,12 +24,13 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 
 from .events import SCHEMA_VERSION, Event, Log, Timeline, fold
-from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage
+from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, log_form, trusted
 
 # %% auto #0
-__all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'RunState', 'Algorithm', 'check_int',
-           'input_notes', 'check_float', 'check_bool', 'check_str', 'check_choice', 'check_str_list', 'renamed',
-           'RunReducer', 'algorithm_of', 'fold_run', 'Check', 'EffectCall', 'Context', 'Run', 'Outcome', 'Engine']
+__all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'prompt_estimate', 'call_price', 'RunState',
+           'Algorithm', 'check_int', 'input_notes', 'check_float', 'check_bool', 'check_str', 'check_choice',
+           'check_str_list', 'renamed', 'RunReducer', 'algorithm_of', 'fold_run', 'Check', 'EffectCall', 'Context',
+           'Run', 'Outcome', 'Engine']
 
 # %% ../nbs/03_runtime.ipynb #f63c13b3
 class Status(str, Enum):
@@ -47,6 +49,7 @@ class Budget(BaseModel):
     tokens: int | None = Field(None, ge=0)  # prompt + completion tokens
     cost: float | None = Field(None, ge=0)  # dollars
     seconds: float | None = Field(None, gt=0)  # wall-clock time from the run's start
+    call_tokens: int | None = Field(None, ge=1)  # completion tokens reserved for (and sent as max_tokens of) a call without max_tokens
 
 class BudgetExhausted(Exception):
     "Raised inside an algorithm when the budget refuses an effect; the engine ends the run cleanly."
@@ -60,6 +63,46 @@ class EffectFailed(Exception):
     "An effect's handler raised; the error is in the log and the algorithm may carry on without it."
     def __init__(self, effect: str, key: str, error: str):
         super().__init__(f"{effect} effect {key!r} failed: {error}"); self.effect, self.key, self.error = effect, key, error
+
+# %% ../nbs/03_runtime.ipynb #c77ca78e
+def _text_tokens(s: str) -> int: return max(len(s.split()), -(-len(s) // 3))
+
+def prompt_estimate(request: LLMRequest) -> int:
+    "An estimate from above of `request`'s prompt tokens (a word, or three characters, a token; 4 a message)."
+    n = 3  # the reply's priming
+    for m in request.messages:
+        n += 4 + _text_tokens(m.content or "") + _text_tokens(m.reasoning or "")
+        n += sum(1 + _text_tokens(tc.name) + _text_tokens(json.dumps(tc.arguments)) for tc in m.tool_calls)
+    return n + sum(_text_tokens(json.dumps(t.model_dump(mode="json"))) for t in request.tools)
+
+# %% ../nbs/03_runtime.ipynb #fb12b849
+@patch
+def completion_cap(self: Budget, request: LLMRequest) -> int:
+    "The completion tokens `request` may use under this budget (per sample)."
+    if request.max_tokens is not None: return request.max_tokens
+    if self.call_tokens is not None: return self.call_tokens
+    return min(1024, max(1, self.tokens // 4)) if self.tokens is not None else 1024
+
+@patch
+def check_admits_a_call(self: Budget) -> None:
+    "A ValueError when this budget cannot admit even the smallest model call."
+    least = LLMRequest(messages=[Message(role="user", content="")])
+    p, c = prompt_estimate(least), self.completion_cap(least)
+    if self.tokens is not None and self.tokens < p + c:
+        raise ValueError(f"Budget(tokens={self.tokens}) cannot admit even one model call: the smallest reserves {p + c} "
+                         f"tokens ({p} for a one-message prompt and {c} completion tokens; call_tokens= sets the latter)")
+    if self.cost == 0: raise ValueError("Budget(cost=0) cannot admit even one model call: give a cost above 0, or None")
+
+# %% ../nbs/03_runtime.ipynb #adfa20ee
+def call_price(handler, request: LLMRequest):
+    "The `Price` of the model `request` will reach through `handler`, or None when it is not known."
+    routes = getattr(handler, "routes", None) or {}
+    client = routes.get(request.model) or routes.get(request.role) or getattr(handler, "client", None)
+    model = request.model or getattr(client, "model", None)
+    model = model if isinstance(model, str) else getattr(client, "name", None)
+    if not isinstance(model, str) or not model: return None
+    from reasoning_kit.clients.models import price_for  # the price table lives with the clients; loaded only for cost budgets
+    return price_for(model.split("@")[0].split(":", 1)[-1], getattr(client, "prices", None) or None)
 
 # %% ../nbs/03_runtime.ipynb #0979ef2c
 @dataclass
@@ -99,26 +142,25 @@ def _started(s: RunState, e: Event):
     d = e.data; s.algorithm, s.config, s.input = d.get("algorithm"), d.get("config", {}), d.get("input", {})
     s.seed, s.budget = d.get("seed", 0), d.get("budget")
 
-def _request(s: RunState, e: Event):
-    eff = e.kind.split(".", 1)[0]
+def _request(s: RunState, e: Event, eff: str):
     s.issued[eff] = s.issued.get(eff, 0) + 1
     s.pending[e.key] = eff  # the request itself stays in the log: no copy per call
 
-def _result(s: RunState, e: Event):
-    eff = e.kind.split(".", 1)[0]
+def _result(s: RunState, e: Event, eff: str):
     s.pending.pop(e.key, None)
-    res = e.data.get("result")
+    d = e.data; res = d.get("result")
     s.results[e.key] = {"effect": eff, "result": res}
-    if eff == "llm" and e.data.get("served"): s.cached += 1
-    if eff == "llm" and res:
+    if eff != "llm": return
+    if d.get("served"): s.cached += 1
+    if res:
         u = res.get("usage") or {}
         s.prompt_tokens += u.get("prompt_tokens", 0); s.completion_tokens += u.get("completion_tokens", 0)
         s.cached_tokens += u.get("cached_tokens", 0)
         if u.get("cost"): s.cost_nanos += round(u["cost"] * 1e9)
 
-def _error(s: RunState, e: Event):
+def _error(s: RunState, e: Event, eff: str):
     s.pending.pop(e.key, None)
-    s.results[e.key] = {"effect": e.kind.split(".", 1)[0], "error": e.data.get("error")}
+    s.results[e.key] = {"effect": eff, "error": e.data.get("error")}
 
 def _exhausted(s: RunState, e: Event): s.exhausted = e.data.get("reason")
 def _finished(s: RunState, e: Event): s.status, s.error = e.data.get("status"), e.data.get("error")
@@ -228,22 +270,26 @@ class RunReducer:
     "Folds a run's events: the engine's into `RunState`, all of them into the algorithm's state."
     def __init__(self, algorithm: Algorithm | None = None):
         self.algorithm = algorithm
-        self._engine_part: dict[str, Callable | None] = {}  # kind -> the engine's reducer for it, cached
+        self._engine_part: dict[str, tuple] = {}  # kind -> (the engine's reducer for it or None, the effect it is part of or None), cached
 
     def initial(self) -> RunState:
         return RunState(algo=self.algorithm.initial() if self.algorithm else None)
 
-    def _part(self, e: Event):
-        f = _ENGINE_EVENTS.get(e.kind)
-        if f is None and e.kind.count(".") == 1: f = _EFFECT_PARTS.get(e.kind.rpartition(".")[2])
-        self._engine_part[e.kind] = f
-        return f
+    def _part(self, kind: str) -> tuple:
+        f = _ENGINE_EVENTS.get(kind)
+        eff, _, part = kind.partition(".")
+        part = (f, None) if f is not None else (_EFFECT_PARTS.get(part) if kind.count(".") == 1 else None, eff)  # an effect part: f(s, e, effect)
+        self._engine_part[kind] = part
+        return part
 
     def apply(self, s: RunState, e: Event):
-        if e.kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
+        kind = e.kind
+        if kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
             s.__dict__.update(self.initial().__dict__); return
-        f = self._engine_part[e.kind] if e.kind in self._engine_part else self._part(e)
-        if f is not None and (e.key is not None or f in _ENGINE_EVENTS.values()): f(s, e)
+        f, eff = self._engine_part.get(kind) or self._part(kind)
+        if f is not None:
+            if eff is None: f(s, e)
+            elif e.key is not None: f(s, e, eff)
         if self.algorithm is not None: self.algorithm.apply(s.algo, e)
 
 def algorithm_of(events) -> Algorithm | None:
@@ -310,9 +356,11 @@ class Context:
 
     async def llm(self, request: LLMRequest | list[Message] | str, *, key: str, stream: bool = False, **fields) -> LLMResponse:
         "Ask a model; `fields` override request fields (role, temperature, n, model ...)."
-        if isinstance(request, str): request = LLMRequest(messages=[Message(role="user", content=request)])
-        elif isinstance(request, list): request = LLMRequest(messages=request)
-        if fields: request = request.model_copy(update=fields)
+        if type(request) is str and not fields: request = trusted(LLMRequest, messages=[trusted(Message, role="user", content=request)])
+        elif isinstance(request, (str, list)):  # the fields are validated with the rest
+            request = LLMRequest(messages=[Message(role="user", content=request)] if isinstance(request, str) else request, **fields)
+        elif fields and type(request) is LLMRequest: request = trusted(LLMRequest, **(request.__dict__ | fields))  # model_copy(update=), a third of its cost
+        elif fields: request = request.model_copy(update=fields)
         return await self.effect("llm", key, request, stream=stream)
 
     async def tool(self, call: ToolCall, *, key: str):
@@ -327,7 +375,7 @@ class Context:
 @patch
 async def effect(self: Context, effect: str, key: str, request: BaseModel, stream: bool = False):
     run = self._run
-    req = request.model_dump(mode="json", exclude_defaults=True)  # what the log holds, and what replay compares
+    req = log_form(request)  # what the log holds, and what replay compares: model_dump(mode="json", exclude_defaults=True)
     seen = run._asked.get(key)
     if seen is not None:  # 1. asked before in this run: one call, one answer
         if seen != req: raise ValueError(f"effect key {key!r} was used twice for different requests; keys must "
@@ -379,6 +427,7 @@ class Run:
         self._asked: dict[str, dict] = {}  # key -> its request (the logged dict), for every key asked in this run
         self._inflight: dict[str, asyncio.Future] = {}  # keys being answered right now
         self._gathering = 0  # gathers in progress: effects then yield once after being admitted
+        self._held = [0, 0]  # tokens and nanodollars reserved by model calls in flight
         self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
         self.served: dict[str, int] = {}  # effects served from the replayed log
         self.sent: dict[str, int] = {}  # effects actually sent to handlers (and not answered by a cache)
@@ -422,7 +471,23 @@ class _ReplayIndex:
 
 # %% ../nbs/03_runtime.ipynb #9ec4e4d8
 @patch
-def _check_budget(self: Run, effect: str, key: str):
+def _worst_case(self: Run, handler, request) -> tuple[int, int | None, int] | None:
+    "The most `request` may spend: (tokens, nanodollars or None when the price is unknown, completion cap)."
+    b = self.budget
+    if b is None or (b.tokens is None and b.cost is None) or not isinstance(request, LLMRequest): return None
+    cap, prompt = b.completion_cap(request), prompt_estimate(request)
+    p = call_price(handler, request) if b.cost is not None else None
+    nanos = None if p is None else math.ceil(request.n * (prompt * max(p.input, p.cache_write or 0) + cap * p.output) * 1000)
+    return request.n * (prompt + cap), nanos, cap
+
+@patch
+def _over_cost(self: Run, nanos: int | None) -> bool:
+    "Whether a call that may cost `nanos` (None: price unknown, so only while under the limit) would break the cost budget."
+    used, limit = self.state.cost_nanos + self._held[1], round(self.budget.cost * 1e9)
+    return used >= limit if nanos is None else used + nanos > limit
+
+@patch
+def _check_budget(self: Run, effect: str, key: str, worst: tuple | None = None):
     if self._cancel: raise Cancelled("run cancelled")
     b, s = self.budget, self.state
     recorded = self._replay.time_refusals.get(key) if self._replay else None
@@ -431,8 +496,12 @@ def _check_budget(self: Run, effect: str, key: str):
     if recorded is False: reason, detail = "seconds", "as recorded in the replayed log"
     elif b.seconds is not None and time.monotonic() - self._t0 >= b.seconds: reason, detail = "seconds", f"{b.seconds}s"
     elif effect == "llm" and b.calls is not None and s.calls >= b.calls: reason, detail = "calls", f"{b.calls} calls"
-    elif effect == "llm" and b.tokens is not None and s.tokens >= b.tokens: reason, detail = "tokens", f"{s.tokens} of {b.tokens} tokens"
-    elif effect == "llm" and b.cost is not None and s.cost >= b.cost: reason, detail = "cost", f"${s.cost:.4f} of ${b.cost}"
+    elif effect == "llm" and b.tokens is not None and s.tokens + self._held[0] + (worst[0] if worst else 1) > b.tokens:
+        reason, detail = "tokens", (f"this call may use {worst[0] if worst else 1} tokens; {s.tokens} spent and "
+                                    f"{self._held[0]} reserved by calls in flight, of {b.tokens}")
+    elif effect == "llm" and b.cost is not None and self._over_cost(worst[1] if worst else None):
+        reason, detail = "cost", (f"this call may cost ${'?' if not worst or worst[1] is None else f'{worst[1] / 1e9:.6f}'}; "
+                                  f"${s.cost:.6f} spent and ${self._held[1] / 1e9:.6f} reserved, of ${b.cost}")
     if reason is None: return
     self.log.append("budget.exhausted", {"reason": reason, "detail": detail, "effect": effect}, key=key)
     raise BudgetExhausted(reason, detail)
@@ -449,11 +518,21 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
     handler = self.engine.handlers.get(effect)
     if handler is None: raise LookupError(f"no handler attached for {effect!r} effects (attach one, e.g. "
                                           f"{ {'llm': 'LLMHandler', 'tool': 'ToolHandler', 'validate': 'ValidationHandler'}.get(effect, 'a handler')}(...).attach(engine))")
-    rtype = handler.result_type
     hit = self._replay.lookup(key, req) if self._replay else None
-    self._check_budget(effect, key) if hit is None else None
+    worst = self._worst_case(handler, request) if effect == "llm" else None
+    self._check_budget(effect, key, worst) if hit is None else None
     if hit is not None and self._cancel: raise Cancelled("run cancelled")
-    self.log.append(f"{effect}.request", {"request": req, **({"replayed": True} if hit else {})}, key=key)
+    extra = {"replayed": True} if hit else {"reserved": {"tokens": worst[0], "max_tokens": worst[2], **({"cost": worst[1] / 1e9} if worst[1] is not None else {})}} if worst else {}
+    self.log.append(f"{effect}.request", {"request": req, **extra}, key=key)
+    if worst is None: return await self._answer(handler, effect, key, request, hit, stream)
+    if request.max_tokens is None: request = request.model_copy(update={"max_tokens": worst[2]})  # the cap is sent: a real bound
+    self._held[0] += worst[0]; self._held[1] += worst[1] or 0  # held while in flight (a replayed answer too: see below)
+    try: return await self._answer(handler, effect, key, request, hit, stream)
+    finally: self._held[0] -= worst[0]; self._held[1] -= worst[1] or 0
+
+@patch
+async def _answer(self: Run, handler, effect: str, key: str, request: BaseModel, hit, stream: bool):
+    rtype = handler.result_type
     if self._gathering: await asyncio.sleep(0)  # let effects started together all be admitted first (see below)
     if hit is not None:
         self.served[effect] = self.served.get(effect, 0) + 1; self.served_keys.append(key)
@@ -484,10 +563,10 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
         raise EffectFailed(effect, key, err) from e
     if call.served is not None:  # a cache answered: logged as served, not counted as a model call
         self.sent[effect] -= 1; self.cached[effect] = self.cached.get(effect, 0) + 1; self.cached_keys.append(key)
-        self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True), "served": call.served}, key=key)
+        self.log.append(f"{effect}.result", {"result": log_form(res), "served": call.served}, key=key)
     else:
         self.asked_keys.append(key)
-        self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True)}, key=key)
+        self.log.append(f"{effect}.result", {"result": log_form(res)}, key=key)
     return res
 
 @patch
@@ -592,6 +671,8 @@ class Engine:
         if not isinstance(algorithm, Algorithm): raise TypeError(f"expected an Algorithm, got {type(algorithm).__name__}")
         if input is not None and not isinstance(input, dict): raise TypeError(f"input must be a dict, got {type(input).__name__}")
         if not isinstance(resume, bool): raise ValueError(f"resume must be True or False, got {resume!r:.80}")
+        budget = budget or self.budget
+        if budget is not None: budget.check_admits_a_call()
         if isinstance(replay, (str, Path)): replay = Log.read(replay, repair=True)
         elif isinstance(replay, Outcome): replay = replay.log
         if resume:
@@ -600,7 +681,7 @@ class Engine:
             file_log = Log.resume(log, durability)
             if len(file_log): replay = Log(file_log.events); file_log.append("run.resumed", {"events": len(file_log)})
         else: file_log = Log(path=log, durability=durability)
-        run = Run(self, algorithm, dict(input or {}), budget or self.budget, replay, file_log, seed, retry_errors, parent)
+        run = Run(self, algorithm, dict(input or {}), budget, replay, file_log, seed, retry_errors, parent)
         run._task = asyncio.ensure_future(run._main())
         return run
 

@@ -1,4 +1,5 @@
-"""Start runs and sessions over HTTP, and watch them event by event as they happen.
+"""Start runs and sessions over HTTP, and watch
+them event by event as they happen.
 
 A notebook is one way to drive the engine; a service is another. The server puts a small HTTP API
 in front of an `Engine` that *you* configure in Python: its handlers decide which models answer
@@ -32,6 +33,8 @@ from fastcore.basics import patch
 
 import asyncio
 import hmac
+import ipaddress
+import logging
 import inspect
 import json
 import os
@@ -39,6 +42,7 @@ import re
 import uuid
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -53,13 +57,14 @@ except ImportError as e:  # an optional extra: say how to get it
     raise ImportError("reasoning_kit.server needs Starlette and uvicorn: pip install 'reasoning_kit[server]'") from e
 
 import reasoning_kit.algos  # registers every algorithm by name
+from .algos.swarm import Swarm
 from .algos.toolloop import ToolLoop
 from .events import Event
-from .runtime import Algorithm, Budget, Engine, Outcome, Run
-from .session import INDEX, Session, SessionBudgetSpent, SessionBusy
+from .runtime import Algorithm, Budget, Engine, Outcome, Run, check_float, check_int
+from .session import INDEX, Session, SessionBudgetSpent, SessionBusy, SessionChanged, SessionLocked
 
 # %% auto #0
-__all__ = ['APIError', 'env_secrets', 'scrub', 'http_params', 'RunServer', 'make_app', 'serve']
+__all__ = ['APIError', 'env_secrets', 'scrub', 'http_params', 'narrows', 'RunServer', 'make_app', 'is_loopback', 'serve']
 
 # %% ../nbs/32_server.ipynb #7316c2c9
 class APIError(Exception):
@@ -94,7 +99,19 @@ def http_params(cls: type) -> list[str]:
     return [p.name for p in inspect.signature(cls.__init__).parameters.values()
             if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and not _takes_code(p)]
 
-# %% ../nbs/32_server.ipynb #0fd20c4b
+# %% ../nbs/32_server.ipynb #0c57f409
+def narrows(owner_value, value) -> str | None:
+    "Why `value` is not a narrowing of the owner's `owner_value` (None: it is one)."
+    if value == owner_value: return None
+    if isinstance(owner_value, (list, tuple)) and isinstance(value, (list, tuple)):
+        extra = [v for v in value if v not in owner_value]
+        return f"{extra!r} are not among the owner's {list(owner_value)!r}; a client may only pick a subset" if extra else None
+    if isinstance(owner_value, int) and not isinstance(owner_value, bool):
+        if isinstance(value, int) and not isinstance(value, bool) and value <= owner_value: return None
+        return f"{value!r} is over the owner's limit of {owner_value}; a client may only lower it"
+    return f"the owner set it to {owner_value!r:.80}; a client can't change it"
+
+# %% ../nbs/32_server.ipynb #f1f1b4cf
 _ID = re.compile(r"^[0-9a-f]{16}$")
 
 @dataclass
@@ -110,6 +127,7 @@ class _Tracked:
     task: asyncio.Task | None = None
     unsubscribe: Any = None
 
+# %% ../nbs/32_server.ipynb #2f35d78d
 class RunServer:
     "An HTTP API over an Engine you configure: start runs and sessions, watch their events."
     def __init__(self, engine: Engine,  # its handlers decide which models and tools exist
@@ -123,7 +141,8 @@ class RunServer:
                  secrets: Iterable[str] = (),  # more strings never to show in a response
                  max_running: int = 16,  # runs in progress at once
                  keep: int = 1000,  # finished runs kept in memory (oldest dropped first)
-                 max_body: int = 1_000_000):  # bytes in a request body
+                 max_body: int = 1_000_000,  # bytes in a request body
+                 body_timeout: float = 30.0):  # seconds a client has to send a request's whole body
         names = list(Algorithm.registry) if algorithms is None else list(algorithms)
         unknown = [n for n in [*names, *(defaults or {})] if n not in Algorithm.registry]
         if unknown: raise ValueError(f"RunServer: unknown algorithms {unknown}; registered: {sorted(Algorithm.registry)}")
@@ -133,19 +152,39 @@ class RunServer:
         self.log_dir = Path(log_dir) if log_dir is not None else None
         for d in (self.sessions_dir, self.log_dir):
             if d is not None: d.mkdir(parents=True, exist_ok=True)
-        self.token, self.max_running, self.keep, self.max_body = token, max_running, keep, max_body
+        self.max_running, self.keep = check_int("RunServer", "max_running", max_running, 1, 10_000), check_int("RunServer", "keep", keep, 0, 10**7)
+        self.max_body = check_int("RunServer", "max_body", max_body, 2, 1 << 40)
+        self.body_timeout = check_float("RunServer", "body_timeout", body_timeout, 0.01, 3600)
+        if token is not None and (not isinstance(token, str) or len(token) < 8):
+            raise ValueError("RunServer: token must be a string of 8 characters or more (or None)")
+        self.token = token
         self._secrets = sorted({s for s in [*secrets, *([token] if token else []), *env_secrets()] if s}, key=len, reverse=True)
         self.runs: dict[str, _Tracked] = {}
         self.sessions: dict[str, Session] = {}
-        self.app = self._make_app()
+
+    @cached_property
+    def app(self) -> Starlette: return self._make_app()  # built on first use
 
     def __repr__(self): return f"RunServer({len(self.algorithms)} algorithms, {len(self.runs)} runs, {len(self.sessions)} sessions)"
 
 # %% ../nbs/32_server.ipynb #31309de0
+_log = logging.getLogger("reasoning_kit.server")
+_ABSOLUTE = re.compile(r"(?<![\w.~/-])/(?:[^\s/'\"]+/)+(?=[^\s/'\"]*)")
+
+@patch
+def _relative(self: RunServer, text: str) -> str:
+    "`text` with the server's directories and any other absolute path cut to names: no paths leak."
+    for d in (self.sessions_dir, self.log_dir):
+        if d is not None:
+            for form in {str(d.resolve()), str(d)}: text = text.replace(form + os.sep, "").replace(form, ".")
+    return _ABSOLUTE.sub("", text)
+
+@patch
 def _json(self: RunServer, obj: Any, status: int = 200, headers: dict | None = None) -> Response:
     body = scrub(json.dumps(obj, ensure_ascii=False, default=str), self._secrets)
     return Response(body, status, headers=headers, media_type="application/json")
 
+@patch
 def _endpoint(self: RunServer, fn):
     "Wrap a handler: check the token, turn APIError (and anything unexpected) into a JSON error."
     async def endpoint(request: Request) -> Response:
@@ -155,11 +194,12 @@ def _endpoint(self: RunServer, fn):
                 if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
                     raise APIError(401, "missing or wrong bearer token (send Authorization: Bearer <token>)")
             return await fn(request)
-        except APIError as e: return self._json({"error": e.message, **e.extra}, e.code)
-        except Exception as e: return self._json({"error": f"internal error: {type(e).__name__}: {e}"}, 500)
+        except APIError as e:  # a body cut short or too big: close the connection rather than read the rest
+            return self._json({"error": self._relative(e.message), **e.extra}, e.code, {"connection": "close"} if e.code in (408, 413) else None)
+        except Exception as e:
+            _log.error("%s %s failed: %s", request.method, request.url.path, scrub(f"{type(e).__name__}: {e}", self._secrets))
+            return self._json({"error": f"internal error: {type(e).__name__}: {self._relative(str(e))}"}, 500)
     return endpoint
-
-RunServer._json, RunServer._endpoint = _json, _endpoint
 
 # %% ../nbs/32_server.ipynb #1bbe384d
 @patch
@@ -168,10 +208,13 @@ async def _body(self: RunServer, request: Request, fields: set[str]) -> dict:
     if not length.isdigit(): raise APIError(400, "Content-Length is not a number")
     if int(length) > self.max_body: raise APIError(413, f"request body over {self.max_body} bytes")
     chunks, size = [], 0
-    async for chunk in request.stream():  # a chunked body is counted as it arrives, never read whole first
-        size += len(chunk)
-        if size > self.max_body: raise APIError(413, f"request body over {self.max_body} bytes")
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(self.body_timeout):  # a half-sent body does not hold the connection open
+            async for chunk in request.stream():  # a chunked body is counted as it arrives, never read whole first
+                size += len(chunk)
+                if size > self.max_body: raise APIError(413, f"request body over {self.max_body} bytes")
+                chunks.append(chunk)
+    except TimeoutError: raise APIError(408, f"the request body did not arrive within {self.body_timeout:g} seconds") from None
     raw = b"".join(chunks)
     if not raw.strip(): return {}
     try: body = json.loads(raw)
@@ -184,7 +227,7 @@ async def _body(self: RunServer, request: Request, fields: set[str]) -> dict:
 
 # %% ../nbs/32_server.ipynb #2143cb13
 @patch
-def _build(self: RunServer, name: Any, config: Any) -> Algorithm:
+def _build(self: RunServer, name: Any, config: Any, stored: bool = False) -> Algorithm:
     if not isinstance(name, str) or name not in self.algorithms:
         raise APIError(400, f"unknown algorithm {name!r}; known: {sorted(self.algorithms)}")
     if config is None: config = {}
@@ -199,7 +242,13 @@ def _build(self: RunServer, name: Any, config: Any) -> Algorithm:
         if _chooses_model(k) and v is not None and v not in self.models:
             raise APIError(400, f"config for {name!r}: {k} {v!r} is not a model this server allows "
                                 f"({sorted(self.models) or 'none: the engine decides'})")
-    kwargs = {**self.defaults.get(name, {}), **config}
+    owner = self.defaults.get(name, {})
+    for k in [k for k in config if k in owner]:
+        why = narrows(owner[k], config[k])
+        if why is None: continue
+        if stored: del config[k]  # a session saved under older defaults: today's ceiling applies
+        else: raise APIError(400, f"config for {name!r}: {k}: {why}")
+    kwargs = {**owner, **config}
     tools = self.engine.handlers.get("tool")
     if "registry" in params and "registry" not in kwargs and tools is not None: kwargs["registry"] = tools.registry
     try: return cls(**kwargs)
@@ -224,12 +273,13 @@ def _budget(self: RunServer, raw: Any, capped: bool = True) -> Budget | None:
         elif limits[f] > cap: raise APIError(400, f"bad budget: {f} {limits[f]} exceeds this server's limit of {cap}")
     return Budget(**limits)
 
-# %% ../nbs/32_server.ipynb #071f0fc8
+# %% ../nbs/32_server.ipynb #f4729e14
 def _wake(entry: _Tracked, _event=None):
     for f in entry.waiters:
         if not f.done(): f.set_result(None)
     entry.waiters.clear()
 
+@patch
 def _track(self: RunServer, run: Run, algorithm: Algorithm, session: str | None = None, turn: int | None = None,
            rid: str | None = None) -> _Tracked:
     entry = _Tracked(rid or uuid.uuid4().hex[:16], run, algorithm, session, turn)
@@ -238,6 +288,7 @@ def _track(self: RunServer, run: Run, algorithm: Algorithm, session: str | None 
     self.runs[entry.id] = entry
     return entry
 
+@patch
 async def _finished(self: RunServer, entry: _Tracked):
     try: entry.outcome = await entry.run
     finally:
@@ -245,6 +296,7 @@ async def _finished(self: RunServer, entry: _Tracked):
         done = [k for k, e in self.runs.items() if e.outcome is not None or e.task.done()]
         for k in done[:max(0, len(done) - self.keep)]: del self.runs[k]
 
+# %% ../nbs/32_server.ipynb #5978eb8c
 async def _changed(entry: _Tracked, timeout: float):
     "Wait until the run logs its next event (or `timeout` seconds)."
     fut = asyncio.get_running_loop().create_future()
@@ -254,14 +306,14 @@ async def _changed(entry: _Tracked, timeout: float):
     finally:
         if fut in entry.waiters: entry.waiters.remove(fut)
 
-RunServer._track, RunServer._finished = _track, _finished
-
 # %% ../nbs/32_server.ipynb #adc00905
+@patch
 def _entry(self: RunServer, rid: str) -> _Tracked:
     e = self.runs.get(rid)
     if e is None: raise APIError(404, f"no run with id {rid!r}")
     return e
 
+@patch
 def _status(self: RunServer, e: _Tracked) -> dict:
     st, out = e.run.state, e.outcome
     if out is not None: value = out.value
@@ -272,35 +324,39 @@ def _status(self: RunServer, e: _Tracked) -> dict:
             "calls": st.calls, "usage": st.usage.model_dump(), "error": out.error if out else None, "events": len(e.run.log),
             **({"session": e.session, "turn": e.turn} if e.session else {})}
 
+@patch
 def _running(self: RunServer) -> int: return sum(1 for e in self.runs.values() if e.outcome is None)
 
+@patch
 def _room(self: RunServer):
     if self._running() >= self.max_running: raise APIError(429, f"{self.max_running} runs are in progress, the most this server runs at once; try again later")
 
-RunServer._entry, RunServer._status, RunServer._running, RunServer._room = _entry, _status, _running, _room
-
 # %% ../nbs/32_server.ipynb #967dbfb8
+@patch
 async def _post_run(self: RunServer, request: Request) -> Response:
     body = await self._body(request, {"algorithm", "config", "input", "budget"})
     algorithm = self._build(body.get("algorithm"), body.get("config"))
     budget = self._budget(body.get("budget"))
     inp = body.get("input", {})
     if not isinstance(inp, dict): raise APIError(400, f"input must be a JSON object, got {type(inp).__name__}")
+    if isinstance(algorithm, Swarm) and inp.get("agent", algorithm.start) != algorithm.start:
+        raise APIError(400, f"input agent {inp['agent']!r:.80}: a run starts with the configured agent {algorithm.start!r} "
+                            "(a session's turn goes on with the agent that answered last)")
     self._room()
     rid = uuid.uuid4().hex[:16]
     run = self.engine.start(algorithm, inp, budget=budget, log=self.log_dir / f"{rid}.jsonl" if self.log_dir else None)
     self._track(run, algorithm, rid=rid)
     return self._json({"id": rid, "status": "running"}, 201, {"location": f"/runs/{rid}"})
 
+@patch
 async def _get_run(self: RunServer, request: Request) -> Response:
     return self._json(self._status(self._entry(request.path_params["id"])))
 
+@patch
 async def _list_runs(self: RunServer, request: Request) -> Response:
     return self._json({"runs": [{k: v for k, v in self._status(e).items() if k not in ("value", "usage")} for e in self.runs.values()]})
 
-RunServer._post_run, RunServer._get_run, RunServer._list_runs = _post_run, _get_run, _list_runs
-
-# %% ../nbs/32_server.ipynb #b4483e7f
+# %% ../nbs/32_server.ipynb #d7037541
 def _lines(events: list[Event]) -> str:
     return "".join(json.dumps({"seq": e.seq, "at": e.at, "kind": e.kind, "key": e.key, "data": e.data},
                               ensure_ascii=False, separators=(",", ":"), default=str) + "\n" for e in events)
@@ -313,6 +369,8 @@ def _query_number(request: Request, name: str, default: float, lo: float, hi: fl
     if v is None or not lo <= v <= hi: raise APIError(400, f"{name} must be {'an integer' if kind is int else 'a number'} from {lo} to {hi}, got {raw!r}")
     return v
 
+# %% ../nbs/32_server.ipynb #06e8a032
+@patch
 async def _events(self: RunServer, request: Request) -> Response:
     e = self._entry(request.path_params["id"])
     after = _query_number(request, "after", 0, 0, 10**12)
@@ -324,6 +382,7 @@ async def _events(self: RunServer, request: Request) -> Response:
     headers = {"x-next-after": str(after + len(events)), "x-run-status": e.outcome.status.value if e.outcome else "running"}
     return Response(scrub(_lines(events), self._secrets), headers=headers, media_type="application/x-ndjson")
 
+@patch
 async def _follow(self: RunServer, e: _Tracked, after: int):
     "Every event from `after` on, as it is logged, until the run's last one."
     i = after
@@ -333,9 +392,8 @@ async def _follow(self: RunServer, e: _Tracked, after: int):
         if e.run.state.status is not None and i >= len(e.run.log): return  # run.finished has been sent
         await _changed(e, 15.0)
 
-RunServer._events, RunServer._follow = _events, _follow
-
 # %% ../nbs/32_server.ipynb #e1e40185
+@patch
 async def _cancel(self: RunServer, request: Request) -> Response:
     e = self._entry(request.path_params["id"])
     if e.outcome is not None or e.run.state.status is not None:
@@ -344,13 +402,13 @@ async def _cancel(self: RunServer, request: Request) -> Response:
     await asyncio.wait({e.task}, timeout=10)
     return self._json(self._status(e))
 
+@patch
 async def _algorithms(self: RunServer, request: Request) -> Response:
     return self._json({"algorithms": {n: {"parameters": http_params(c), "conversational": issubclass(c, ToolLoop)}
                                       for n, c in sorted(self.algorithms.items())}})
 
-RunServer._cancel, RunServer._algorithms = _cancel, _algorithms
-
 # %% ../nbs/32_server.ipynb #6e217d0b
+@patch
 async def _post_session(self: RunServer, request: Request) -> Response:
     body = await self._body(request, {"algorithm", "config", "budget", "total_budget"})
     algorithm = self._build(body.get("algorithm"), body.get("config"))
@@ -360,42 +418,48 @@ async def _post_session(self: RunServer, request: Request) -> Response:
     turn, total = self._budget(body.get("budget")), self._budget(body.get("total_budget"), capped=False)
     sid = uuid.uuid4().hex[:16]
     self.sessions[sid] = Session(self.engine, algorithm, self.sessions_dir / sid if self.sessions_dir else None,
-                                 turn_budget=turn, budget=total)
+                                 turn_budget=turn, budget=total, secrets=self._secrets)
     return self._json({"id": sid}, 201, {"location": f"/sessions/{sid}"})
 
+@patch
 def _session(self: RunServer, sid: str) -> Session:
     s = self.sessions.get(sid)
     if s is not None: return s
     path = self.sessions_dir / sid if self.sessions_dir is not None and _ID.match(sid) else None
     if path is None or not (path / INDEX).exists(): raise APIError(404, f"no session with id {sid!r}")
-    doc = json.loads((path / INDEX).read_text(encoding="utf-8"))
-    name, config = doc.get("algorithm"), doc.get("config") or {}
-    settable = http_params(self.algorithms[name]) if name in self.algorithms else []
-    algorithm = self._build(name, {k: v for k, v in config.items() if k in settable})  # the stored config, as a client gave it
-    s = self.sessions[sid] = Session.open(path, self.engine, algorithm)
+    try:
+        doc = json.loads((path / INDEX).read_text(encoding="utf-8"))
+        name, config = doc.get("algorithm"), doc.get("config") or {}
+        settable = http_params(self.algorithms[name]) if name in self.algorithms else []
+        algorithm = self._build(name, {k: v for k, v in config.items() if k in settable}, stored=True)  # the stored config, as a client gave it
+        s = self.sessions[sid] = Session.open(path, self.engine, algorithm, secrets=self._secrets)
+    except (ValueError, AttributeError, OSError) as e:  # a damaged index, a log named outside the directory
+        raise APIError(409, f"session {sid} can't be opened: {e}") from None
     return s
 
-RunServer._post_session, RunServer._session = _post_session, _session
-
-# %% ../nbs/32_server.ipynb #54536926
+# %% ../nbs/32_server.ipynb #6ea1f7b2
+@patch
 def _turn(self: RunServer, sid: str, s: Session, entry: _Tracked) -> dict:
     t = next(t for t in s.turns if t.n == entry.turn)
     out = entry.outcome
     return {"session": sid, "turn": t.n, "run": entry.id, "status": t.status, "reply": t.reply, "agent": t.value.get("agent"),
             "calls": t.calls, "usage": t.usage.model_dump(), "error": out.error if out else None}
 
+@patch
 async def _turn_start(self: RunServer, request: Request, sid: str, s: Session, start, wait: bool) -> Response:
     if s.busy: raise APIError(409, f"session {sid} is busy with turn {s.turns[-1].n}; wait for it to end")
     self._room()
     try: run = start()
     except SessionBudgetSpent as e: raise APIError(409, str(e), status="budget_exhausted") from None
-    except (SessionBusy, ValueError) as e: raise APIError(409, str(e)) from None
+    except (SessionBusy, SessionLocked, SessionChanged, ValueError) as e: raise APIError(409, str(e)) from None
     entry = self._track(run, s.algorithm, session=sid, turn=s.turns[-1].n)
     if not wait: return self._json({"session": sid, "turn": entry.turn, "run": entry.id, "status": "running"}, 202)
     await s.wait()
     await asyncio.wait({entry.task})
     return self._json(self._turn(sid, s, entry))
 
+# %% ../nbs/32_server.ipynb #621995e1
+@patch
 async def _post_message(self: RunServer, request: Request) -> Response:
     sid = request.path_params["id"]; s = self._session(sid)
     body = await self._body(request, {"text", "wait"})
@@ -403,11 +467,13 @@ async def _post_message(self: RunServer, request: Request) -> Response:
     if not isinstance(text, str) or not text.strip(): raise APIError(400, "a message needs \"text\": a non-empty string")
     return await self._turn_start(request, sid, s, lambda: s.start(text), body.get("wait", True) is not False)
 
+@patch
 async def _resume(self: RunServer, request: Request) -> Response:
     sid = request.path_params["id"]; s = self._session(sid)
     body = await self._body(request, {"wait"})
     return await self._turn_start(request, sid, s, s.start_resume, body.get("wait", True) is not False)
 
+@patch
 async def _get_session(self: RunServer, request: Request) -> Response:
     sid = request.path_params["id"]; s = self._session(sid)
     runs = {(e.session, e.turn): e.id for e in self.runs.values() if e.session == sid}
@@ -415,9 +481,6 @@ async def _get_session(self: RunServer, request: Request) -> Response:
                        "turns": [{"n": t.n, "text": t.text, "status": t.status, "reply": t.reply, "calls": t.calls,
                                   "run": runs.get((sid, t.n))} for t in s.turns],
                        "spent": asdict(s.spent)})
-
-RunServer._turn, RunServer._turn_start, RunServer._post_message, RunServer._resume, RunServer._get_session = \
-    _turn, _turn_start, _post_message, _resume, _get_session
 
 # %% ../nbs/32_server.ipynb #7099ed03
 @patch
@@ -452,8 +515,40 @@ def make_app(engine: Engine, **options) -> Starlette:
     return RunServer(engine, **options).app
 
 # %% ../nbs/32_server.ipynb #5a7b2b47
-async def serve(app: Starlette | RunServer, host: str = "127.0.0.1", port: int = 8000, **uvicorn_options):
+_LOOPBACK = {"localhost", "localhost.localdomain"}
+
+def is_loopback(host: str) -> bool:
+    "Whether `host` is this machine only (127.0.0.0/8, ::1, localhost)."
+    if host in _LOOPBACK: return True
+    try: return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError: return False
+
+# %% ../nbs/32_server.ipynb #72680e9d
+def _guarded_h11(header_timeout: float):
+    "uvicorn's h11 protocol, closing connections whose request headers take over `header_timeout` seconds."
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    class Guarded(H11Protocol):
+        def connection_made(self, transport): super().connection_made(transport); self._arm()
+        def _arm(self): self._headers_due = self.loop.call_later(header_timeout, self._headers_late)
+        def _headers_late(self):
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing(): self.transport.close()
+        def on_response_complete(self): self._headers_due.cancel(); super().on_response_complete(); self._arm()
+        def connection_lost(self, exc): self._headers_due.cancel(); super().connection_lost(exc)
+    return Guarded
+
+# %% ../nbs/32_server.ipynb #6c36a418
+async def serve(app: Starlette | RunServer, host: str = "127.0.0.1", port: int = 8000,
+                header_timeout: float = 10.0,  # seconds a connection has to send a request's headers
+                insecure: bool = False,  # serve off loopback without a token (you guard it some other way)
+                **uvicorn_options):
     "Serve `app` with uvicorn until it is stopped."
     import uvicorn
+    server = app if isinstance(app, RunServer) else getattr(app.state, "server", None)
+    header_timeout = check_float("serve", "header_timeout", header_timeout, 0.01, 3600)
+    if not is_loopback(host) and (server is None or server.token is None) and insecure is not True:
+        raise ValueError(f"serve: refusing to serve on {host} without a token: anyone who can reach it could spend your "
+                         "budget; give RunServer(token=...), or pass insecure=True if something else guards it")
     app = app.app if isinstance(app, RunServer) else app
+    uvicorn_options.setdefault("http", _guarded_h11(header_timeout))
     await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", **uvicorn_options)).serve()

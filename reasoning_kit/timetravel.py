@@ -1,4 +1,5 @@
-"""Where two runs part, what each decided from there, and what the difference cost.
+"""Where two runs part, what each decided from
+there, and what the difference cost.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/timetravel.html.md"""
 
@@ -28,17 +29,21 @@ def _is_decision(e: Event) -> bool:
     return not e.kind.startswith(_ENGINE) and e.kind.count(".") >= 1 and e.kind.rpartition(".")[2] not in ("request", "result", "error")
 
 # %% auto #0
-__all__ = ['RunDiff', 'diff']
+__all__ = ['RunDiff', 'story_of', 'diff']
 
 # %% ../nbs/08_timetravel.ipynb #587792c0
-def _side(x) -> tuple[list[Event], dict | None, Any]:
-    if isinstance(x, Outcome): return x.log.events, x.value, x.state
+def _side(x) -> tuple[list[Event], dict | None, Any, Any]:
+    "A run's events, result, folded state and algorithm (None when its log names none this process knows)."
+    if isinstance(x, Outcome):
+        try: alg = algorithm_of(x.log.events)
+        except LookupError: alg = None
+        return x.log.events, x.value, x.state, alg
     log = Log.read(x, repair=True) if isinstance(x, (str, Path)) else x
     if not isinstance(log, Log): raise TypeError(f"diff compares Outcomes, Logs or log files, got {type(x).__name__}")
     try:
         alg = algorithm_of(log.events); st = fold_run(log.events, alg)
-        return log.events, alg.result(st.algo) if alg else None, st
-    except LookupError: return log.events, None, fold_run(log.events)
+        return log.events, alg.result(st.algo) if alg else None, st, alg
+    except LookupError: return log.events, None, fold_run(log.events), None
 
 # %% ../nbs/08_timetravel.ipynb #5bd2f291
 @dataclass
@@ -49,6 +54,7 @@ class RunDiff:
     decisions: dict[str, tuple[list, list]] = field(default_factory=dict)  # domain kind -> (a's payloads, b's) from `at` on, where they differ
     result: dict[str, tuple] = field(default_factory=dict)  # result key -> (a, b), where they differ
     totals: dict[str, tuple] = field(default_factory=dict)  # calls, tokens, cost -> (a, b)
+    story: list[str] = field(default_factory=list)  # what changed, in the algorithm's own words (its `differences`)
 
     @property
     def same(self) -> bool: return self.at is None
@@ -57,16 +63,24 @@ class RunDiff:
         if self.same: return "the runs are the same"
         ev = lambda e: "(ended)" if e is None else f"{e.kind} {e.key or ''}".strip()
         out = [f"the runs part at event {self.at}: {ev(self.first[0])} | {ev(self.first[1])}"]
+        out += [f"  {line}" for line in self.story]
         for k, (a, b) in self.decisions.items(): out.append(f"  {k}: {len(a)} vs {len(b)} events; first a={a[:1]} b={b[:1]}")
         for k, (a, b) in self.result.items(): out.append(f"  result[{k!r}]: {a!r} -> {b!r}")
         for k, (a, b) in self.totals.items(): out.append(f"  {k}: {a} -> {b}")
         return "\n".join(out)
     __repr__ = __str__
 
+# %% ../nbs/08_timetravel.ipynb #ee173080
+def story_of(alg, alg_b, a, b) -> list[str]:
+    "What changed between the states `a` and `b`, in the words of `alg.differences` (empty when it has none)."
+    if alg is None or alg_b is None or alg.name != alg_b.name or not hasattr(alg, "differences"): return []
+    try: return [str(line) for line in alg.differences(a, b)]
+    except Exception as e: return [f"(differences failed: {type(e).__name__}: {str(e)[:120]})"]
+
 # %% ../nbs/08_timetravel.ipynb #5ab86e28
 def diff(a, b) -> RunDiff:
     "Compare two runs (Outcomes, Logs or log files): where they part, what each decided from there, and the cost."
-    (ea, va, sa), (eb, vb, sb) = _side(a), _side(b)
+    (ea, va, sa, alg), (eb, vb, sb, alg_b) = _side(a), _side(b)
     at = next((i for i, (x, y) in enumerate(zip(ea, eb)) if not _same(x, y)), None)
     if at is None and len(ea) != len(eb): at = min(len(ea), len(eb))
     if at is None: return RunDiff(None, (None, None))
@@ -78,4 +92,4 @@ def diff(a, b) -> RunDiff:
     va, vb = va or {}, vb or {}
     result = {k: (va.get(k), vb.get(k)) for k in dict.fromkeys([*va, *vb]) if va.get(k) != vb.get(k)}
     totals = {"calls": (sa.calls, sb.calls), "tokens": (sa.tokens, sb.tokens), "cost": (sa.cost, sb.cost)}
-    return RunDiff(at, (pick(ea), pick(eb)), decisions, result, totals)
+    return RunDiff(at, (pick(ea), pick(eb)), decisions, result, totals, story_of(alg, alg_b, sa.algo, sb.algo))

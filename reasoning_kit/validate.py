@@ -1,4 +1,5 @@
-"""Named, deterministic checks: the cheapest and most reliable judge of an answer.
+"""Named, deterministic checks: the cheapest
+and most reliable judge of an answer.
 
 When an answer can be checked by code (does it state a unit, does the expression make 24, do
 the tests pass), a check beats a model's opinion: it is free, instant and never wrong about its
@@ -23,7 +24,7 @@ from .runtime import Check
 # %% auto #0
 __all__ = ['Verdict', 'ValidationHandler']
 
-# %% ../nbs/05_validate.ipynb #fe937090
+# %% ../nbs/05_validate.ipynb #9c0fb53e
 class Verdict(BaseModel):
     "The result of a check."
     ok: bool
@@ -35,6 +36,8 @@ def _verdict(out) -> Verdict:
     if isinstance(out, tuple) and len(out) == 2: return Verdict(ok=bool(out[0]), message="" if out[0] else str(out[1]))
     raise TypeError(f"a check must return bool, (ok, message) or Verdict, not {type(out).__name__}")
 
+
+# %% ../nbs/05_validate.ipynb #5d0c1ca1
 class ValidationHandler:
     "Answers `validate` effects with named deterministic checks."
     effect, request_type, result_type = "validate", Check, Verdict

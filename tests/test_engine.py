@@ -131,9 +131,13 @@ def test_any_prefix_of_a_log_resumes_to_the_same_run(cut, delays):
 def test_token_budget_stops_issuing_once_spent():
     out, model = _levels(0, budget=Budget(tokens=30))
     assert out.status == Status.BUDGET_EXHAUSTED and out.state.exhausted == "tokens"
-    # each call costs 3 tokens (2 prompt words, 1 reply word): level 0 spends 18 (< 30), so level 1
-    # is admitted whole (a level is admitted before any of it answers) and spends 36; level 2 is refused
-    assert model.calls == 12 and out.usage.total_tokens == 36
+    # each call reserves 17 tokens before it is admitted: a prompt estimated at 10 ("start #0": 3 of framing,
+    # 4 for the message, 3 for its 8 characters) and 7 completion tokens (a quarter of 30). So one call of
+    # each level fits beside what was spent (3, 6), the rest are refused, and the budget is never passed
+    assert model.calls == 3 and out.usage.total_tokens == 9 <= 30
+    reserved = [e.data["reserved"] for e in out.log if e.kind == "llm.request"]
+    assert reserved == [{"tokens": 17, "max_tokens": 7}] * 3
+    assert all(r.max_tokens == 7 for r in model.requests)  # the cap is sent to the model: a real bound
 
 
 def test_time_budget_is_recorded_and_obeyed_on_replay():

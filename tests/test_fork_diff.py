@@ -67,3 +67,75 @@ def test_diff_is_reached_from_the_package_root_without_importing_it_early():
             "from reasoning_kit.timetravel import diff; print(early, reasoning_kit.diff is diff)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True"]
+
+
+# diff in the algorithms' own terms: Debate, Swarm, Reflexion say what changed (RunDiff.story)
+from reasoning_kit.algos import Agent, Debate, Reflexion, Swarm
+from reasoning_kit.llm.fake import tool_call
+from reasoning_kit.timetravel import diff
+from reasoning_kit.validate import ValidationHandler
+
+
+def _debater(req):  # agent 1 answers 10 first, then follows the others
+    if req.role == "judge": return "Answer: 12"
+    return "Answer: 10" if "agent 1." in req.messages[0].content and len(req.messages) == 2 else "Answer: 12"
+
+
+def _firm(req):  # agent 1 never changes its mind
+    if req.role == "judge": return "Answer: 12"
+    return "Answer: 10" if "agent 1." in req.messages[0].content else "Answer: 12"
+
+
+async def _run(alg, inp, fn, checks=None, fork=None, at=None):
+    async with Engine() as engine:
+        LLMHandler(FakeLLMClient(fn)).attach(engine)
+        if checks: ValidationHandler(checks).attach(engine)
+        return await (engine.fork(fork, at=at) if fork is not None else engine.run(alg, inp))
+
+DEBATE = asyncio.run(_run(Debate(agents=3, rounds=1), {"task": "6 x 2?"}, _debater))
+CHANGED = next(e.seq for e in DEBATE.log if e.kind == "llm.result" and e.key == "debate/r1/a0")
+
+
+@settings(max_examples=30, deadline=None)
+@given(at=st.integers(0, len(DEBATE.log)))
+def test_diff_of_a_forked_debate_names_the_agent_whose_answer_changed(at):
+    child = asyncio.run(_run(None, None, _firm, fork=DEBATE, at=at))
+    d = diff(DEBATE, child)
+    if at > CHANGED:  # agent 1's revision was served from the parent: nothing can differ
+        assert d.same and d.story == [] and child.value == DEBATE.value
+    else:
+        assert d.at == CHANGED and (d.first[0].kind, d.first[0].key) == ("llm.result", "debate/r1/a0")
+        assert d.story == ["round 1, agent 1: '12' -> '10'"]
+        assert d.result["answers"] == (DEBATE.value["answers"], [["10", "12", "12"], ["10", "12", "12"]])
+        assert "debate.answered" in d.decisions and "round 1, agent 1" in str(d)
+
+
+def test_diff_of_two_swarms_names_the_hand_off():
+    desk = {"triage": Agent("You route.", handoffs=["billing", "sales"]), "billing": Agent("Billing."), "sales": Agent("Sales.")}
+    def to(agent):
+        return lambda req: tool_call(f"transfer_to_{agent}") if any(t.name == f"transfer_to_{agent}" for t in req.tools) else f"{agent} here."
+    a = asyncio.run(_run(Swarm(desk), {"task": "Refund"}, to("billing")))
+    b = asyncio.run(_run(None, None, to("sales"), fork=a, at=next(e.seq for e in a.log if e.kind == "llm.request")))
+    d = diff(a, b)
+    assert d.story == ["hand-off 1: triage -> billing | triage -> sales", "last agent: billing -> sales",
+                       "text: 'billing here.' -> 'sales here.'"]
+    assert (d.first[0].kind, d.first[0].key) == ("llm.result", "loop/1/llm")
+    assert d.result["handoffs"] == ([["triage", "billing"]], [["triage", "sales"]])
+
+
+def test_diff_of_two_reflexion_runs_names_the_lesson_and_the_trials():
+    def learner(req):
+        s = req.messages[0].content
+        if "reviewing a failed attempt" in s: return "State the unit."
+        return "42 km" if "State the unit" in s else "42"
+    def vague(req): return "Try harder." if "reviewing a failed attempt" in req.messages[0].content else learner(req)
+    checks = {"has_unit": lambda a, ctx: ("km" in a, "no unit")}
+    a = asyncio.run(_run(Reflexion(validator="has_unit"), {"task": "How far?"}, learner, checks))
+    k = next(e.seq for e in a.log if e.kind == "llm.request" and e.data["request"].get("role") == "reflector")
+    b = asyncio.run(_run(None, None, vague, checks, fork=a, at=k))
+    d = diff(a, b)
+    assert d.story == ["lesson after trial 1: 'State the unit.' -> 'Try harder.'", "trial 2: '42 km' (pass) -> '42' (fail)",
+                       "lesson after trial 2: None -> 'Try harder.'", "trial 3: (none) -> '42' (fail)",
+                       "lesson after trial 3: None -> 'Try harder.'", "passed: True -> False"]
+    assert sorted(b.served_keys) == sorted(e.key for e in a.log[:k] if e.kind.endswith(".result"))  # the model calls and the check
+    assert d.totals["calls"] == (a.calls, b.calls) and b.calls > a.calls

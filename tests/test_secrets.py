@@ -5,6 +5,7 @@ import asyncio
 import json
 import logging
 import re
+import traceback
 
 import pytest
 
@@ -55,6 +56,17 @@ def failure(kind: str, wire: str, cut: int | None):
             return http(int(kind), json.dumps(err))
         if kind == "plain_text_500": return http(500, echo, "text/plain")
         if kind == "not_json": return http(200, "{not json " + echo)
+        if kind == "fragment_401":  # only a piece of the key comes back: any 8 characters of it are still scrubbed
+            return http(401, json.dumps({"error": {"message": "bad key " + KEY[4:17] + " ..." + KEY[-9:]}}))
+        if kind == "sse_error_after_text":  # a stream that gives some text, then an error event echoing the key
+            first = ({"type": "message_start", "message": {"model": "m", "usage": {}}}, {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "partial "}})
+            if wire == "anthropic":
+                ev = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in first)
+                ev += f"event: error\ndata: {json.dumps({'type': 'error', 'error': {'type': 'api_error', 'message': echo}})}\n\n"
+            else:
+                ev = f"data: {json.dumps({'model': 'm', 'choices': [{'index': 0, 'delta': {'content': 'partial '}}]})}\n\n"
+                ev += f"data: {json.dumps({'error': {'message': echo, 'code': 500}})}\n\n"
+            return http(200, ev, "text/event-stream")
         if kind == "sse_error":
             ev = (f"event: error\ndata: {json.dumps({'type': 'error', 'error': {'type': 'overloaded_error', 'message': echo}})}\n\n" if wire == "anthropic"
                   else f"data: {json.dumps({'error': {'message': echo, 'code': 500}})}\n\n")
@@ -76,7 +88,7 @@ def chain_text(e: BaseException) -> str:
         x = todo.pop()
         if x is None or id(x) in seen: continue
         seen.add(id(x))
-        out += [repr(x), str(x), repr(x.args), repr(vars(x))]
+        out += [repr(x), str(x), repr(x.args), repr(vars(x)), "".join(traceback.format_exception(x))]
         tb = x.__traceback__
         while tb is not None:
             out += [f"{k}={v!r}" for k, v in tb.tb_frame.f_locals.items()]
@@ -85,7 +97,7 @@ def chain_text(e: BaseException) -> str:
     return "\n".join(out)
 
 
-KINDS = ["401", "403", "429", "500", "plain_text_500", "not_json", "sse_error"]
+KINDS = ["401", "403", "429", "500", "plain_text_500", "not_json", "fragment_401", "sse_error", "sse_error_after_text"]
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
@@ -93,7 +105,7 @@ KINDS = ["401", "403", "429", "500", "plain_text_500", "not_json", "sse_error"]
 @pytest.mark.parametrize("streamed", [False, True], ids=["plain", "streamed"])
 @pytest.mark.parametrize("cut", [None, 200, 300])  # where error text gets cut: the key straddles it
 def test_a_planted_key_never_leaks(wire, kind, streamed, cut, caplog):
-    if kind == "sse_error" and not streamed: pytest.skip("an SSE error event only comes in a stream")
+    if kind.startswith("sse_error") and not streamed: pytest.skip("an SSE error event only comes in a stream")
     caplog.set_level(logging.DEBUG)
     async def go():
         server, port = await serve(failure(kind, wire, cut))
@@ -118,3 +130,64 @@ def test_a_planted_key_never_leaks(wire, kind, streamed, cut, caplog):
 def test_the_probe_finds_a_leak_when_there_is_one():
     "The check itself: a message holding 8 characters of the key is caught."
     assert leaks(f"... {KEY[5:13]} ...") and not leaks("nothing")
+
+
+def test_traceback_printing_shows_no_key():
+    "What a user sees when the error is not caught: the traceback as Python prints it, chained errors included."
+    async def go():
+        server, port = await serve(failure("500", "openai", 200))
+        client = OpenAIClient("m", base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, max_retries=0)
+        try: await client.complete(REQ)
+        except ClientError as e:
+            try: raise RuntimeError("while asking") from e  # the user's own code wrapping it
+            except RuntimeError as outer: return "".join(traceback.format_exception(outer))
+        finally: await client.aclose(); server.close()
+    printed = asyncio.run(go())
+    assert "HTTP 500" in printed and "while asking" in printed and not leaks(printed)
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+@pytest.mark.parametrize("streamed", [False, True], ids=["plain", "streamed"])
+def test_a_key_from_the_environment_never_reaches_the_run_log_on_disk(wire, streamed, tmp_path, monkeypatch, caplog):
+    "Through the engine: retries logged as events, the failure recorded, the log written to a file: no key anywhere."
+    from reasoning_kit.algos import ToolLoop
+    from reasoning_kit.llm import LLMHandler
+    from reasoning_kit.runtime import Engine, Status
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("PROBE_KEY", KEY)
+    async def go():
+        fails = failure("429", wire, 300)
+        server, port = await serve(lambda head, body, n: fails(head, body, n) if n < 2 else failure("401", wire, 200)(head, body, n))
+        cls, base = (AnthropicClient, f"http://127.0.0.1:{port}") if wire == "anthropic" else (OpenAIClient, f"http://127.0.0.1:{port}/v1")
+        client = cls("m", base_url=base, key_env="PROBE_KEY", max_retries=2, backoff=0.001, max_backoff=0.002)
+        try:
+            async with Engine() as engine:
+                LLMHandler(client).attach(engine)
+                return await engine.run(ToolLoop(max_turns=1, stream=streamed), {"task": "hi"}, log=tmp_path / "run.jsonl"), client
+        finally: server.close()
+    out, client = asyncio.run(go())
+    kinds = [e.kind for e in out.log]
+    assert out.status == Status.FAILED and "llm.retry" in kinds and "llm.error" in kinds  # it did fail, after a retry
+    written = (tmp_path / "run.jsonl").read_text()
+    everything = "\n".join([written, repr(out), repr(out.log), str(out.error), caplog.text, repr(client)])
+    assert "HTTP 401" in written and not leaks(everything), leaks(everything)[:3]
+
+
+@pytest.mark.parametrize("source", ["client", "environment"])
+def test_a_key_echoed_in_a_reply_never_reaches_a_cassette_or_cache_file(source, tmp_path, monkeypatch):
+    "A server that puts the key in its answer: the recording on disk holds *** instead, wherever the key came from."
+    from reasoning_kit.clients import CachedClient, Cassette
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    reply = lambda head, body, n: http(200, json.dumps({"model": "m", "choices": [{"index": 0, "finish_reason": "stop",
+                                       "message": {"role": "assistant", "content": f"you sent {KEY} and {KEY[3:15]}"}}]}))
+    async def go():
+        server, port = await serve(reply)
+        base = f"http://127.0.0.1:{port}/v1"
+        inner = OpenAIClient("m", base_url=base, api_key=KEY) if source == "client" else OpenAIClient("m", base_url=base)
+        try:
+            for rec in (Cassette(tmp_path / "c.json", inner, mode="record"), CachedClient(inner, tmp_path / "cache.jsonl")):
+                await rec.complete(REQ)
+        finally: await inner.aclose(); server.close()
+    asyncio.run(go())
+    written = (tmp_path / "c.json").read_text() + (tmp_path / "cache.jsonl").read_text()
+    assert "you sent ***" in written and not leaks(written), leaks(written)[:3]

@@ -110,10 +110,10 @@ def test_custom_prompt_is_the_system_prompt():
 
 
 @pytest.mark.parametrize("kw, message", [
-    (dict(samples=0), "SelfConsistency: samples must be 1 to 64, got 0"),
-    (dict(samples=65), "SelfConsistency: samples must be 1 to 64, got 65"),
-    (dict(samples=3.0), "SelfConsistency: samples must be a whole number from 1 to 64, got 3.0"),
-    (dict(samples=True), "SelfConsistency: samples must be a whole number from 1 to 64, got True"),
+    (dict(samples=0), "SelfConsistency: samples must be 1 to 100, got 0"),
+    (dict(samples=101), "SelfConsistency: samples must be 1 to 100, got 101"),
+    (dict(samples=3.0), "SelfConsistency: samples must be a whole number from 1 to 100, got 3.0"),
+    (dict(samples=True), "SelfConsistency: samples must be a whole number from 1 to 100, got True"),
     (dict(mode="parallel"), "SelfConsistency: mode must be one of 'n', 'separate', got 'parallel'"),
     (dict(temperature=-0.1), "SelfConsistency: temperature must be 0 to 2, got -0.1"),
     (dict(temperature=2.01), "SelfConsistency: temperature must be 0 to 2, got 2.01"),
@@ -127,7 +127,7 @@ def test_bounds_rejected_at_construction(kw, message):
     assert message in str(e.value), str(e.value)
 
 
-@pytest.mark.parametrize("samples", [1, 2, 64])
+@pytest.mark.parametrize("samples", [1, 2, 100])
 @pytest.mark.parametrize("mode", ["n", "separate"])
 def test_max_calls_is_exact(samples, mode):
     algo = SelfConsistency(samples=samples, mode=mode)

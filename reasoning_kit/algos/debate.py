@@ -1,4 +1,5 @@
-"""Several agents answer, read each other's answers, revise, and a judge (or a vote) settles it.
+"""Several agents answer, read each other's answers,
+revise, and a judge (or a vote) settles it.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/debate.html.md"""
 
@@ -242,3 +243,17 @@ def result(self: Debate, s: DebateState) -> dict:
     return {"answer": answer, "rounds": max(s.finished_rounds - 1, 0), "agents": s.agents,
             "answers": [list(row) for row in s.answers], "judged": s.judged if s.done else s.ruling is not None,
             "votes": votes, "changed": [list(c) for c in s.changed], "dropped": sorted(s.dropped)}
+
+# %% ../../nbs/12_debate.ipynb #833b4fff
+def _at(grid: list, r: int, i: int):
+    return grid[r][i] if r < len(grid) and i < len(grid[r]) else None
+
+@patch
+def differences(self: Debate, a: DebateState, b: DebateState) -> list[str]:
+    "What changed from debate `a` to debate `b`: answers by round and agent, the votes, the verdict."
+    out = [f"round {r}, agent {i + 1}: {_at(a.answers, r, i)!r} -> {_at(b.answers, r, i)!r}"
+           for r in range(max(len(a.answers), len(b.answers))) for i in range(max(a.agents, b.agents))
+           if _at(a.answers, r, i) != _at(b.answers, r, i)]
+    if a.votes != b.votes: out.append(f"votes: {a.votes} -> {b.votes}")
+    if a.answer != b.answer: out.append(f"{'judge' if b.judged else 'vote'}: {a.answer!r} -> {b.answer!r}")
+    return out

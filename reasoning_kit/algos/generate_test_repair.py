@@ -1,4 +1,5 @@
-"""Generate a candidate, run a deterministic test on it, and when it fails show the model the failure and ask for a fix.
+"""Generate a candidate, run a deterministic test on it, and when
+it fails show the model the failure and ask for a fix.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/generate_test_repair.html.md"""
 
@@ -15,11 +16,11 @@ from fastcore.basics import patch
 
 from ..events import Event
 from ..llm import LLMRequest, Message
-from .common import Renames, check_callable, take_renamed
+from .common import Renames, apply_events, check_callable, take_renamed
 from ..runtime import Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_float, check_int, check_str
 
 # %% auto #0
-__all__ = ['GENERATE_SYSTEM', 'REPAIR_PROMPT', 'extract_answer', 'RepairState', 'GenerateTestRepair']
+__all__ = ['GENERATE_SYSTEM', 'REPAIR_PROMPT', 'REPAIR_EVENTS', 'extract_answer', 'RepairState', 'GenerateTestRepair']
 
 # %% ../../nbs/17_generate_test_repair.ipynb #af5f67ff
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
@@ -79,26 +80,34 @@ class GenerateTestRepair(Renames, Algorithm):
         self.generator_model, self.repairer_model = check_str(n, "generator_model", p["generator_model"], none=True), check_str(n, "repairer_model", p["repairer_model"], none=True)
         self.max_calls = candidates * (1 + max_repairs)
 
-# %% ../../nbs/17_generate_test_repair.ipynb #d151b2a0
+# %% ../../nbs/17_generate_test_repair.ipynb #8c307d30
+def _started(s: RepairState, d: dict): s.candidates = d["candidates"]; s.conversations = [list(d["messages"]) for _ in range(d["candidates"])]
+def _generated(s: RepairState, d: dict):
+    s.conversations[d["candidate"]].append({"role": "assistant", "content": d["reply"]})
+    s.attempts.append({"candidate": d["candidate"], "attempt": d["attempt"], "answer": d["answer"], "passed": None, "message": None})
+def _tested(s: RepairState, d: dict):
+    a = next(a for a in reversed(s.attempts) if (a["candidate"], a["attempt"]) == (d["candidate"], d["attempt"]))
+    a["passed"], a["message"] = d["passed"], d["message"]
+def _repair_requested(s: RepairState, d: dict): s.conversations[d["candidate"]].append({"role": "user", "content": d["message"]})
+def _dropped(s: RepairState, d: dict): s.dropped.append({"candidate": d["candidate"], "attempt": d["attempt"], "error": d["error"]})
+def _passed(s: RepairState, d: dict): s.winner, s.ended = {"candidate": d["candidate"], "attempt": d["attempt"], "answer": d["answer"]}, "passed"
+def _exhausted(s: RepairState, d: dict): s.ended = "max_repairs"
+
+REPAIR_EVENTS = {
+    "generate_test_repair.started": _started,
+    "generate_test_repair.generated": _generated,
+    "generate_test_repair.tested": _tested,
+    "generate_test_repair.repair_requested": _repair_requested,
+    "generate_test_repair.dropped": _dropped,
+    "generate_test_repair.passed": _passed,
+    "generate_test_repair.exhausted": _exhausted}
+
+# %% ../../nbs/17_generate_test_repair.ipynb #87f90492
 @patch
 def initial(self: GenerateTestRepair) -> RepairState: return self.State()
 
 @patch
-def apply(self: GenerateTestRepair, s: RepairState, e: Event):
-    k, d = e.kind, e.data
-    if not k.startswith("generate_test_repair."): return
-    k = k.partition(".")[2]
-    if k == "started": s.candidates = d["candidates"]; s.conversations = [list(d["messages"]) for _ in range(d["candidates"])]
-    elif k == "generated":
-        s.conversations[d["candidate"]].append({"role": "assistant", "content": d["reply"]})
-        s.attempts.append({"candidate": d["candidate"], "attempt": d["attempt"], "answer": d["answer"], "passed": None, "message": None})
-    elif k == "tested":
-        a = next(a for a in reversed(s.attempts) if (a["candidate"], a["attempt"]) == (d["candidate"], d["attempt"]))
-        a["passed"], a["message"] = d["passed"], d["message"]
-    elif k == "repair_requested": s.conversations[d["candidate"]].append({"role": "user", "content": d["message"]})
-    elif k == "dropped": s.dropped.append({"candidate": d["candidate"], "attempt": d["attempt"], "error": d["error"]})
-    elif k == "passed": s.winner, s.ended = {"candidate": d["candidate"], "attempt": d["attempt"], "answer": d["answer"]}, "passed"
-    elif k == "exhausted": s.ended = "max_repairs"
+def apply(self: GenerateTestRepair, s: RepairState, e: Event): apply_events(REPAIR_EVENTS, s, e)
 
 @patch
 def result(self: GenerateTestRepair, s: RepairState) -> dict:

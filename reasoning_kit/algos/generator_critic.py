@@ -1,4 +1,5 @@
-"""One conversation: the generator drafts, a critic reviews, the generator patches its answer, until the critic accepts.
+"""One conversation: the generator drafts, a critic reviews, the
+generator patches its answer, until the critic accepts.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/generator_critic.html.md"""
 
@@ -16,12 +17,12 @@ from fastcore.basics import patch
 
 from ..events import Event
 from ..llm import LLMRequest, Message
-from .common import Renames, check_callable, take_renamed
+from .common import Renames, apply_events, check_callable, take_renamed
 from ..runtime import Algorithm, Context, Status, check_float, check_int, check_str
 
 # %% auto #0
-__all__ = ['GENERATOR_SYSTEM', 'CRITIC_SYSTEM', 'REVISE_PROMPT', 'parse_verdict', 'CriticState', 'critic_message',
-           'GeneratorCritic']
+__all__ = ['GENERATOR_SYSTEM', 'CRITIC_SYSTEM', 'REVISE_PROMPT', 'CRITIC_EVENTS', 'parse_verdict', 'CriticState',
+           'critic_message', 'GeneratorCritic']
 
 # %% ../../nbs/16_generator_critic.ipynb #733b1e01
 _WORD = r"(accept(?:ed)?|approved?|lgtm|reject(?:ed)?|revise|needs?\s+revision)"
@@ -114,23 +115,30 @@ class GeneratorCritic(Renames, Algorithm):
         self.temperature = check_float(n, "temperature", temperature, 0, 2, none=True)
         self.max_calls = max_rounds * (1 if validator else 2)
 
-# %% ../../nbs/16_generator_critic.ipynb #3dad36f2
+# %% ../../nbs/16_generator_critic.ipynb #faab6bf6
+def _started(s: CriticState, d: dict): s.messages = list(d["messages"])
+def _drafted(s: CriticState, d: dict):
+    s.rounds = d["round"]; s.drafts.append(d["answer"]); s.messages.append({"role": "assistant", "content": d["answer"]})
+def _critiqued(s: CriticState, d: dict):
+    s.verdicts.append({"round": d["round"], "accepted": d["accepted"], "feedback": d["feedback"], "by": d["by"]})
+def _revision_requested(s: CriticState, d: dict): s.messages.append({"role": "user", "content": d["message"]})
+def _accepted(s: CriticState, d: dict): s.accepted, s.ended = True, "accepted"
+def _exhausted(s: CriticState, d: dict): s.ended = "max_rounds"
+
+CRITIC_EVENTS = {
+    "generator_critic.started": _started,
+    "generator_critic.drafted": _drafted,
+    "generator_critic.critiqued": _critiqued,
+    "generator_critic.revision_requested": _revision_requested,
+    "generator_critic.accepted": _accepted,
+    "generator_critic.exhausted": _exhausted}
+
+# %% ../../nbs/16_generator_critic.ipynb #a1028492
 @patch
 def initial(self: GeneratorCritic) -> CriticState: return self.State()
 
 @patch
-def apply(self: GeneratorCritic, s: CriticState, e: Event):
-    k, d = e.kind, e.data
-    if not k.startswith("generator_critic."): return
-    k = k.partition(".")[2]
-    if k == "started": s.messages = list(d["messages"])
-    elif k == "drafted":
-        s.rounds = d["round"]; s.drafts.append(d["answer"])
-        s.messages.append({"role": "assistant", "content": d["answer"]})
-    elif k == "critiqued": s.verdicts.append({"round": d["round"], "accepted": d["accepted"], "feedback": d["feedback"], "by": d["by"]})
-    elif k == "revision_requested": s.messages.append({"role": "user", "content": d["message"]})
-    elif k == "accepted": s.accepted, s.ended = True, "accepted"
-    elif k == "exhausted": s.ended = "max_rounds"
+def apply(self: GeneratorCritic, s: CriticState, e: Event): apply_events(CRITIC_EVENTS, s, e)
 
 @patch
 def result(self: GeneratorCritic, s: CriticState) -> dict:

@@ -14,11 +14,11 @@ from fastcore.basics import patch
 
 from ..events import Event
 from ..llm import LLMRequest, Message
-from .common import Renames, take_renamed
+from .common import Renames, apply_events, take_renamed
 from ..runtime import Algorithm, Context, Status, check_float, check_int, check_str, input_notes
 
 # %% auto #0
-__all__ = ['ACTOR', 'CRITIC', 'REFLECTOR', 'lessons_block', 'parse_critique', 'ReflexionState', 'Reflexion']
+__all__ = ['ACTOR', 'CRITIC', 'REFLECTOR', 'REFLEXION_EVENTS', 'lessons_block', 'parse_critique', 'ReflexionState', 'Reflexion']
 
 # %% ../../nbs/11_reflexion.ipynb #86199bb2
 ACTOR = "Answer the task. Be concise."
@@ -73,17 +73,21 @@ class Reflexion(Renames, Algorithm):
 
     def initial(self) -> ReflexionState: return ReflexionState()
 
-# %% ../../nbs/11_reflexion.ipynb #052691c3
+# %% ../../nbs/11_reflexion.ipynb #7238d55d
+def _started(s: ReflexionState, d: dict): s.reflections = list(d["reflections"])
+def _attempted(s: ReflexionState, d: dict):
+    s.trials.append({"trial": d["trial"], "candidate": d["candidate"], "ok": None, "feedback": None, "lesson": None})
+def _feedback(s: ReflexionState, d: dict): s.trials[-1].update(ok=d["ok"], feedback=d["message"]); s.passed = d["ok"]
+def _reflected(s: ReflexionState, d: dict): s.trials[-1]["lesson"] = d["lesson"]; s.reflections.append(d["lesson"])
+
+REFLEXION_EVENTS = {"reflexion.started": _started, "reflexion.attempted": _attempted,
+                    "reflexion.feedback": _feedback, "reflexion.reflected": _reflected}
+
+# %% ../../nbs/11_reflexion.ipynb #890285bb
 @patch
 def apply(self: Reflexion, s: ReflexionState, e: Event):
-    k, d = e.kind, e.data
-    if k == "reflexion.started": s.reflections = list(d["reflections"])
-    elif k == "reflexion.attempted": s.trials.append({"trial": d["trial"], "candidate": d["candidate"], "ok": None, "feedback": None, "lesson": None})
-    elif k == "reflexion.feedback":
-        s.trials[-1].update(ok=d["ok"], feedback=d["message"]); s.passed = d["ok"]
-    elif k == "reflexion.reflected":
-        s.trials[-1]["lesson"] = d["lesson"]
-        s.reflections = (s.reflections + [d["lesson"]])[-self.keep_reflections:] if self.keep_reflections else []
+    apply_events(REFLEXION_EVENTS, s, e)
+    if e.kind == "reflexion.reflected": s.reflections = s.reflections[-self.keep_reflections:] if self.keep_reflections else []
 
 @patch
 def result(self: Reflexion, s: ReflexionState) -> dict:
@@ -125,3 +129,20 @@ def _fields(self: Reflexion, role: str) -> dict:
     "The request fields for `role`: the role, and its model and the temperature when set."
     f = {"role": role, "model": getattr(self, f"{role}_model"), "temperature": self.temperature}
     return {k: v for k, v in f.items() if v is not None}
+
+# %% ../../nbs/11_reflexion.ipynb #716e83fa
+def _trial(t: dict | None) -> str:
+    return "(none)" if t is None else f"{t['candidate']!r:.60} ({'pass' if t['ok'] else 'fail' if t['ok'] is False else 'unjudged'})"
+
+@patch
+def differences(self: Reflexion, a: ReflexionState, b: ReflexionState) -> list[str]:
+    "What changed from run `a` to run `b`: trial by trial, the candidate, its verdict and the lesson drawn."
+    out, at = [], lambda s, k: s.trials[k] if k < len(s.trials) else None
+    for k in range(max(len(a.trials), len(b.trials))):
+        x, y = at(a, k), at(b, k)
+        if (x or {}).get("candidate") != (y or {}).get("candidate") or (x or {}).get("ok") != (y or {}).get("ok"):
+            out.append(f"trial {k + 1}: {_trial(x)} -> {_trial(y)}")
+        if (x or {}).get("lesson") != (y or {}).get("lesson"):
+            out.append(f"lesson after trial {k + 1}: {(x or {}).get('lesson')!r:.60} -> {(y or {}).get('lesson')!r:.60}")
+    if a.passed != b.passed: out.append(f"passed: {a.passed} -> {b.passed}")
+    return out

@@ -1,4 +1,5 @@
-"""Sample several reasoning paths, read the final answer of each, and take the majority.
+"""Sample several reasoning paths, read the final
+answer of each, and take the majority.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/self_consistency.html.md"""
 
@@ -66,7 +67,7 @@ class SelfConsistency(Renames, Algorithm):
     renames = {"prompt": "sampler_prompt"}
 
     def __init__(self,
-                 samples: int = 5,  # reasoning paths to sample, 1 to 64
+                 samples: int = 5,  # reasoning paths to sample, 1 to 100
                  mode: str = "n",  # "n": one request for `samples` choices; "separate": one request per sample
                  temperature: float | None = 0.7,  # sampling temperature, 0 to 2 (None: the model's default)
                  parse: Callable[[str], str | None] | None = None,  # reply -> answer; default `extract_answer`
@@ -75,7 +76,7 @@ class SelfConsistency(Renames, Algorithm):
                  **old):  # deprecated names: prompt=
         n = "SelfConsistency"
         sampler_prompt = take_renamed(n, old, self.renames, {"sampler_prompt": sampler_prompt}, {"sampler_prompt": None})["sampler_prompt"]
-        self.samples = check_int(n, "samples", samples, 1, 64)
+        self.samples = check_int(n, "samples", samples, 1, 100)
         self.mode, self.temperature = check_choice(n, "mode", mode, MODES), check_float(n, "temperature", temperature, 0, 2, none=True)
         self.parse, self.sampler_prompt = check_callable(n, "parse", parse), check_str(n, "sampler_prompt", sampler_prompt, none=True)
         self.sampler_model = check_str(n, "sampler_model", sampler_model, none=True)

@@ -1,4 +1,5 @@
-"""One conversation, several agents; a hand-off is a tool call, and the rules are enforced in code.
+"""One conversation, several agents; a hand-off is a
+tool call, and the rules are enforced in code.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/swarm.html.md"""
 
@@ -19,10 +20,11 @@ from ..events import Event
 from ..llm import Message, ToolCall, ToolSpec
 from ..runtime import Context, Status, check_int, check_str
 from ..tools import ToolRegistry, ToolResult
-from .toolloop import LoopState, ToolLoop, with_notes
+from .common import apply_events
+from .toolloop import LOOP_EVENTS, LoopState, ToolLoop, with_notes
 
 # %% auto #0
-__all__ = ['TRANSFER', 'Agent', 'SwarmState', 'Swarm']
+__all__ = ['TRANSFER', 'SWARM_EVENTS', 'Agent', 'SwarmState', 'Swarm']
 
 # %% ../../nbs/13_swarm.ipynb #25014b69
 class Agent(BaseModel):
@@ -85,14 +87,16 @@ def config(self: Swarm) -> dict:
             "max_handoffs": self.max_handoffs, "max_turns": self.max_turns, "stream": self.stream, "role": self.role,
             "agent_model": self.agent_model, "temperature": self.temperature, "tool_choice": self.tool_choice}
 
-# %% ../../nbs/13_swarm.ipynb #1e3c9da6
+# %% ../../nbs/13_swarm.ipynb #9288874c
+def _swarm_started(s: SwarmState, d: dict): s.agent, s.notes = d["agent"], list(d.get("notes", []))
+def _handoff(s: SwarmState, d: dict): s.handoffs.append([d["from"], d["to"]]); s.agent = d["to"]
+def _replied(s: SwarmState, d: dict): LOOP_EVENTS["loop.replied"](s, d); s.speakers[d["turn"]] = s.agent
+
+SWARM_EVENTS = {**LOOP_EVENTS, "loop.replied": _replied, "swarm.started": _swarm_started, "swarm.handoff": _handoff}
+
+# %% ../../nbs/13_swarm.ipynb #0f04aede
 @patch
-def apply(self: Swarm, s: SwarmState, e: Event):
-    ToolLoop.apply(self, s, e)
-    if e.kind == "swarm.started": s.agent, s.notes = e.data["agent"], list(e.data.get("notes", []))
-    elif e.kind == "loop.replied": s.speakers[e.data["turn"]] = s.agent
-    elif e.kind == "swarm.handoff":
-        s.handoffs.append([e.data["from"], e.data["to"]]); s.agent = e.data["to"]
+def apply(self: Swarm, s: SwarmState, e: Event): apply_events(SWARM_EVENTS, s, e)
 
 @patch
 def result(self: Swarm, s: SwarmState) -> dict:
@@ -151,3 +155,16 @@ def after_calls(self: Swarm, ctx: Context, turn: int, calls: list[ToolCall], res
     for c, r in zip(calls, results):
         if c.name.startswith(TRANSFER) and r.ok:
             ctx.emit("swarm.handoff", turn=turn, call_id=c.id, **{"from": ctx.state.agent, "to": c.name[len(TRANSFER):]})
+
+# %% ../../nbs/13_swarm.ipynb #896dbf20
+def _hop(h: list[str] | None) -> str: return f"{h[0]} -> {h[1]}" if h else "(none)"
+
+@patch
+def differences(self: Swarm, a: SwarmState, b: SwarmState) -> list[str]:
+    "What changed from conversation `a` to `b`: the hand-offs, the last agent, the final text."
+    n = max(len(a.handoffs), len(b.handoffs))
+    hop = lambda s, k: s.handoffs[k] if k < len(s.handoffs) else None
+    out = [f"hand-off {k + 1}: {_hop(hop(a, k))} | {_hop(hop(b, k))}" for k in range(n) if hop(a, k) != hop(b, k)]
+    if a.agent != b.agent: out.append(f"last agent: {a.agent} -> {b.agent}")
+    if a.text != b.text: out.append(f"text: {a.text!r:.60} -> {b.text!r:.60}")
+    return out

@@ -1,4 +1,5 @@
-"""Call the model; run the tools it asks for; repeat until it answers or the turns run out.
+"""Call the model; run the tools it asks for; repeat
+until it answers or the turns run out.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/toolloop.html.md"""
 
@@ -14,13 +15,13 @@ from fastcore.basics import patch
 
 from ..events import Event
 from ..llm import LLMRequest, Message, ToolCall, ToolSpec
-from .common import Renames, check_callable, take_renamed
+from .common import Renames, apply_events, check_callable, take_renamed
 from ..runtime import (Algorithm, Context, EffectFailed, Status, check_bool, check_float, check_int, check_str,
                                    check_str_list, input_notes)
 from ..tools import ToolRegistry, ToolResult
 
 # %% auto #0
-__all__ = ['AGENT_PROMPT', 'LoopState', 'ToolLoop', 'with_notes']
+__all__ = ['AGENT_PROMPT', 'LOOP_EVENTS', 'LoopState', 'ToolLoop', 'with_notes']
 
 # %% ../../nbs/10_toolloop.ipynb #652a8cb2
 @dataclass
@@ -64,20 +65,25 @@ class ToolLoop(Renames, Algorithm):
     @property
     def system(self) -> str: return self.agent_prompt  # the old name, read-only
 
-# %% ../../nbs/10_toolloop.ipynb #0a3c4c7a
+# %% ../../nbs/10_toolloop.ipynb #deb8fc58
+def _started(s: LoopState, d: dict): s.messages = list(d["messages"])
+def _replied(s: LoopState, d: dict): s.turns = d["turn"]; s.messages.append(d["message"])
+def _answered(s: LoopState, d: dict): s.text, s.ended = d["text"], "answered"
+def _max_turns(s: LoopState, d: dict): s.ended = "max_turns"
+
+def _tool_result(s: LoopState, d: dict):
+    s.messages.append({"role": "tool", "content": d["content"], "tool_call_id": d["call_id"], "name": d["name"]})
+    s.tools_run.append({"turn": d["turn"], "name": d["name"], "call_id": d["call_id"], "error": d.get("error")})
+
+LOOP_EVENTS = {"loop.started": _started, "loop.replied": _replied, "loop.tool_result": _tool_result,
+               "loop.answered": _answered, "loop.max_turns": _max_turns}
+
+# %% ../../nbs/10_toolloop.ipynb #1b0cfcda
 @patch
 def initial(self: ToolLoop) -> LoopState: return self.State()
 
 @patch
-def apply(self: ToolLoop, s: LoopState, e: Event):
-    k, d = e.kind, e.data
-    if k == "loop.started": s.messages = list(d["messages"])
-    elif k == "loop.replied": s.turns = d["turn"]; s.messages.append(d["message"])
-    elif k == "loop.tool_result":
-        s.messages.append({"role": "tool", "content": d["content"], "tool_call_id": d["call_id"], "name": d["name"]})
-        s.tools_run.append({"turn": d["turn"], "name": d["name"], "call_id": d["call_id"], "error": d.get("error")})
-    elif k == "loop.answered": s.text, s.ended = d["text"], "answered"
-    elif k == "loop.max_turns": s.ended = "max_turns"
+def apply(self: ToolLoop, s: LoopState, e: Event): apply_events(LOOP_EVENTS, s, e)
 
 @patch
 def result(self: ToolLoop, s: LoopState) -> dict:

@@ -1,4 +1,5 @@
-"""Many configurations over many tasks: one tidy table, summaries with intervals, an experiment directory that resumes.
+"""Many configurations over many tasks: one tidy table, summaries
+with intervals, an experiment directory that resumes.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/sweep.html.md"""
 

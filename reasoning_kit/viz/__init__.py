@@ -17,20 +17,21 @@ from typing import Callable
 
 from ..events import Event, Log, LogFormatError, Timeline, fold
 from ..runtime import Algorithm, Outcome, Run, RunReducer, RunState, algorithm_of
-from .html import (FRAME_CSS, NO_DOT, Frame, Graph, dot_available, effect_html, esc, event_html, fields_html,
+from .html import (FRAME_CSS, NO_DOT, Frame, Graph, camera, current_point, dot_available, effect_html, esc, event_html, fields_html,
                                     frame_html, message_html, shorten, to_html, usage_html)
-from .views import Jump, View, generic_view, matcher, state_table, view, view_for, views
+from .views import Jump, View, generic_view, matcher, reply_text, says, state_table, tie_note, view, view_for, views
 from fastcore.basics import patch
 
-_all_ = ["FRAME_CSS", "NO_DOT", "Frame", "Graph", "dot_available", "effect_html", "esc", "event_html", "fields_html", "frame_html",
-         "message_html", "shorten", "to_html", "usage_html", "Jump", "View", "generic_view", "matcher", "state_table", "view",
+_all_ = ["FRAME_CSS", "NO_DOT", "Frame", "Graph", "camera", "current_point", "dot_available", "effect_html", "esc", "event_html", "fields_html", "frame_html",
+         "message_html", "shorten", "to_html", "usage_html", "Jump", "View", "generic_view", "matcher", "reply_text", "says",
+         "state_table", "tie_note", "view",
          "view_for", "views"]  # re-exported: `from reasoning_kit.viz import Graph, view` as before
 
 # %% auto #0
-__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'StepReducer', 'read_log', 'Stepper', 'Compare', 'FRAME_CSS', 'NO_DOT', 'Frame', 'Graph',
-           'dot_available', 'effect_html', 'esc', 'event_html', 'fields_html', 'frame_html', 'message_html', 'shorten',
-           'to_html', 'usage_html', 'Jump', 'View', 'generic_view', 'matcher', 'state_table', 'view', 'view_for',
-           'views']
+__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'HIDE_STATIC', 'StepReducer', 'read_log', 'Stepper', 'Compare', 'FRAME_CSS', 'NO_DOT',
+           'Frame', 'Graph', 'camera', 'current_point', 'dot_available', 'effect_html', 'esc', 'event_html',
+           'fields_html', 'frame_html', 'message_html', 'shorten', 'to_html', 'usage_html', 'Jump', 'View',
+           'generic_view', 'matcher', 'reply_text', 'says', 'state_table', 'tie_note', 'view', 'view_for', 'views']
 
 # %% ../../nbs/20_stepper.ipynb #20d22a25
 class StepReducer(RunReducer):
@@ -91,6 +92,7 @@ class Stepper:
         self.view = view_for(self.name)
         self.follow = follow
         self.pos, self._k, self._state = 0, None, None
+        self.zoom, self.at = 1.0, None  # the camera: zoom 1 shows the whole picture; at None follows the current node
         self._requests: dict[str, int] = {}  # effect key -> index of its request event
         self._indexed = 0
         self._jump_index: dict[str, tuple[Callable, list[int], int]] = {}
@@ -184,7 +186,7 @@ def _changed(self: Stepper):
     for fn in self._listeners: fn()
 
 # %% ../../nbs/20_stepper.ipynb #e093a89b
-FIT_CSS = ("<style>.rk-fit svg{max-width:100%;height:auto}"  # big trees shrink to the pane's width, never cropped
+FIT_CSS = ("<style>.rk-fit svg{max-width:100%;max-height:600px;width:auto;height:auto}"  # big trees shrink to fit the pane, never cropped
            ".rk-fit td,.rk-fit span{white-space:normal;overflow-wrap:anywhere}</style>")  # summaries wrap
 
 @patch
@@ -213,7 +215,15 @@ def event_html(self: Stepper, i: int | None = None) -> str:
     i = self.pos if i is None else i
     if not self.events: return "<i>no events yet</i>"
     out = event_html(self.events[i], len(self.events), self._request_of(self.events[i]))
-    return out + (self.closing_html(i) if self.events[i].kind == "run.finished" else "")
+    return self.say_html(i) + out + (self.closing_html(i) if self.events[i].kind == "run.finished" else "")
+
+@patch
+def say_html(self: Stepper, i: int) -> str:
+    "What event `i` did, in the algorithm's terms (its view's `say`), as one line; empty if the view has nothing to say."
+    if self.view.say is None: return ""
+    try: line = self.view.say(self.state_at(i), self.events[i])
+    except Exception as e: line = f"(the {self.name} view could not say: {type(e).__name__}: {e})"
+    return f'<div class="rk-say" style="margin-bottom:4px;padding:3px 6px;background:#eff6ff;border-left:3px solid #2563eb">{esc(line)}</div>' if line else ""
 
 @patch
 def closing_html(self: Stepper, i: int) -> str:
@@ -242,6 +252,38 @@ def frame(self: Stepper, i: int | None = None) -> Frame:
     title = f"{esc(self.name)}: event {i + 1} of {len(self)}"
     return Frame(frame_html(self.picture(i), self.event_html(i), self.usage_html(i), title))
 
+# %% ../../nbs/20_stepper.ipynb #0f30282e
+@patch
+def zoom_by(self: Stepper, factor: float) -> Stepper:
+    "Zoom in (`factor` > 1) or out around the current node; zoom 1 is the whole picture."
+    self.zoom = min(max(self.zoom * factor, 1.0), 16.0); self._changed(); return self
+
+@patch
+def fit(self: Stepper) -> Stepper:
+    "Show the whole picture."
+    self.zoom, self.at = 1.0, None; self._changed(); return self
+
+@patch
+def pan(self: Stepper, dx: float, dy: float) -> Stepper:  # fractions of the window: 0.5 moves it half its width
+    "Move the window over the picture (and stop following the current node)."
+    fx, fy = self.at or current_point(self.picture()) or (0.5, 0.5)
+    self.at = tuple(min(max(f + d / self.zoom, 0.0), 1.0) for f, d in ((fx, dx), (fy, dy))); self._changed(); return self
+
+
+# %% ../../nbs/20_stepper.ipynb #f8552d2c
+@patch
+def centre(self: Stepper) -> Stepper:
+    "Centre the window on the current node, zooming in if the whole picture was shown."
+    self.at = None
+    if self.zoom == 1: self.zoom = 3.0
+    self._changed(); return self
+
+@patch
+def view_html(self: Stepper, i: int | None = None) -> str:
+    "The picture of step `i` (default: the current one) through the camera."
+    return camera(self.picture(i), self.zoom, self.at)
+
+
 # %% ../../nbs/20_stepper.ipynb #fe59519a
 @patch
 def _build(self: Stepper):
@@ -258,6 +300,17 @@ def _build(self: Stepper):
     self.jump_kind = W.Dropdown(options=list(self.jumps()), description="jump to", layout=lay(width="220px"))
     self.jump_back = W.Button(description="◀", tooltip="previous event of this kind", layout=lay(width="36px"))
     self.jump_next = W.Button(description="▶", tooltip="next event of this kind", layout=lay(width="36px"))
+    self.speed = W.Dropdown(options=[("slow", 1000), ("normal", 500), ("fast", 150), ("fastest", 40)], value=500,
+                            description="speed", layout=lay(width="150px"))
+    W.link((self.speed, "value"), (self.play, "interval"))
+    self.play_next = W.Button(description="▶▶ play to next", tooltip="play up to the next event of the kind chosen in 'jump to'",
+                              layout=lay(width="auto"))
+    cam = [("−", "zoom out", lambda: self.zoom_by(1 / 1.5)), ("fit", "the whole picture", self.fit),
+           ("+", "zoom in", lambda: self.zoom_by(1.5)), ("◎", "centre the current node", self.centre),
+           ("←", "pan left", lambda: self.pan(-0.4, 0)), ("→", "pan right", lambda: self.pan(0.4, 0)),
+           ("↑", "pan up", lambda: self.pan(0, -0.4)), ("↓", "pan down", lambda: self.pan(0, 0.4))]
+    self.camera_buttons = [W.Button(description=d, tooltip=t, layout=lay(width="auto")) for d, t, _ in cam]
+    for b, (_, _, f) in zip(self.camera_buttons, cam): b.on_click(lambda _, f=f: f())
     self.usage_pane = W.HTML()
     self.picture_pane = W.HTML(layout=lay(flex="3", min_width="0", overflow="auto", max_height="640px"))
     self.event_pane = W.HTML(layout=lay(flex="2", min_width="0", overflow="auto", max_height="640px",
@@ -267,13 +320,18 @@ def _build(self: Stepper):
     self.jump_back.on_click(lambda _: self.jump(self.jump_kind.value, forward=False))
     self.jump_next.on_click(lambda _: self.jump(self.jump_kind.value))
     self.slider.observe(lambda ch: self.goto(ch["new"]) if ch["new"] != self.pos else None, "value")
-    self.ui = W.VBox([W.HBox([self.play, self.prev_button, self.next_button, self.slider, self.position]),
-                      W.HBox([self.jump_kind, self.jump_back, self.jump_next, self.usage_pane]),
+    self.play_next.on_click(lambda _: self.play_to(self.jump_kind.value))
+    self.play.observe(self._play_stop, "value")
+    self.ui = W.VBox([W.HBox([self.play, self.speed, self.prev_button, self.next_button, self.slider, self.position]),
+                      W.HBox([self.jump_kind, self.jump_back, self.jump_next, self.play_next, *self.camera_buttons],
+                             layout=lay(flex_flow="row wrap")),
+                      self.usage_pane,
                       W.HBox([self.picture_pane, self.event_pane], layout=lay(align_items="flex-start"))])
     for w, c in ((self.ui, "rk-stepper"), (self.slider, "rk-slider"), (self.play, "rk-play"), (self.prev_button, "rk-prev"),
                  (self.next_button, "rk-next"), (self.jump_kind, "rk-jump-kind"), (self.jump_back, "rk-jump-back"),
                  (self.jump_next, "rk-jump-next"), (self.position, "rk-position"), (self.usage_pane, "rk-usage-pane"),
-                 (self.picture_pane, "rk-picture-pane"), (self.event_pane, "rk-event-pane")): w.add_class(c)  # for browser tests and CSS
+                 (self.picture_pane, "rk-picture-pane"), (self.event_pane, "rk-event-pane"), (self.speed, "rk-speed"),
+                 (self.play_next, "rk-play-next"), *((b, f"rk-camera-{k}") for k, b in enumerate(self.camera_buttons))): w.add_class(c)  # for browser tests and CSS
     self._listeners.append(self._redraw)
     self._redraw()
     return self.ui
@@ -283,10 +341,10 @@ def _build(self: Stepper):
 def _redraw(self: Stepper):
     if getattr(self, "ui", None) is None: return
     n = max(len(self.events) - 1, 0)
-    for w in (self.slider, self.play):
-        if w.max != n: w.max = n
+    for w in (self.slider,) if getattr(self, "_play_target", None) is not None else (self.slider, self.play):
+        if w.max != n: w.max = n  # (while playing to a target, play's end stays at the target)
     if self.slider.value != self.pos: self.slider.value = self.pos
-    for pane, html_ in ((self.usage_pane, self.usage_html()), (self.picture_pane, self.picture()), (self.event_pane, self.event_html())):
+    for pane, html_ in ((self.usage_pane, HIDE_STATIC + self.usage_html()), (self.picture_pane, self.view_html()), (self.event_pane, self.event_html())):
         if pane.value != html_: pane.value = html_
     live = ' <span style="color:#dc2626">● live</span>' if self._live() else ""
     self.position.value = f"<b>{self.pos + 1 if self.events else 0}</b> / {len(self.events)}{live}"  # last: the panes are already sent
@@ -302,6 +360,33 @@ def _repr_mimebundle_(self: Stepper, include=None, exclude=None):
     try: bundle = self.widget()._repr_mimebundle_(include=include, exclude=exclude) or {}
     except ImportError: bundle = {}
     return {**bundle, "text/html": self.frame().html}
+
+HIDE_STATIC = "<style>.rk-static{display:none}</style>"  # sent inside the live widget: where the widget runs, the static frame hides
+
+@patch
+def _ipython_display_(self: Stepper):
+    "In a notebook: the current frame as static HTML (what nbconvert and GitHub show), then the widget, which hides it where it runs."
+    from IPython.display import display
+    display({"text/html": f'<div class="rk-static">{self.frame().html}</div>', "text/plain": repr(self)}, raw=True)
+    try: display(self.widget())
+    except ImportError: pass
+
+# %% ../../nbs/20_stepper.ipynb #b14308ee
+@patch
+def play_to(self: Stepper, jump: str) -> int | None:
+    "Play from here up to the next event of kind `jump` (in the widget), and stop there; its position, or None."
+    target = self.find(jump)
+    if target is None or getattr(self, "ui", None) is None: return target
+    self._play_target = target
+    self.play.value, self.play.max, self.play.playing = self.pos, target, True
+    return target
+
+@patch
+def _play_stop(self: Stepper, change):
+    target = getattr(self, "_play_target", None)
+    if target is not None and change["new"] >= target:
+        self._play_target = None; self.play.playing = False; self.play.max = max(len(self.events) - 1, 0)
+
 
 # %% ../../nbs/20_stepper.ipynb #15140695
 @patch
@@ -369,8 +454,8 @@ def widget(self: Compare):
     import ipywidgets as W
     if getattr(self, "ui", None) is not None: return self.ui
     self.slider = W.IntSlider(value=self.step, min=0, max=max(self.steps - 1, 0), description="step")
-    self.pane = W.HTML(self.html())
-    def move(ch): self.step = ch["new"]; self.pane.value = self.html()
+    self.pane = W.HTML(HIDE_STATIC + self.html())
+    def move(ch): self.step = ch["new"]; self.pane.value = HIDE_STATIC + self.html()
     self.slider.observe(move, "value")
     self.ui = W.VBox([self.slider, self.pane]); return self.ui
 
@@ -381,6 +466,13 @@ def _repr_html_(self: Compare): return self.html()
 def _repr_mimebundle_(self: Compare, include=None, exclude=None):
     "The widget where a front end can show it, the comparison as HTML everywhere else."
     return {**self.widget()._repr_mimebundle_(), "text/html": self.html()}
+
+@patch
+def _ipython_display_(self: Compare):
+    "In a notebook: the comparison as static HTML (for nbconvert and GitHub), then the widget, which hides it where it runs."
+    from IPython.display import display
+    display({"text/html": f'<div class="rk-static">{self.html()}</div>', "text/plain": "Compare"}, raw=True)
+    display(self.widget())
 
 # %% ../../nbs/20_stepper.ipynb #14a5d529
 from .export import save_html  # noqa: E402  (export builds on the Stepper above)
