@@ -179,3 +179,20 @@ def test_executor_and_rate_limits_are_checked():
         sweep_sync({"b1": tot(1)}, PUZZLES, engine=scripted, check=CHECK, progress=False, executor="dask")
     with pytest.raises(ValueError, match="positive"):
         sweep_sync({"b1": tot(1)}, PUZZLES, engine=scripted, check=CHECK, progress=False, rate_limits={"*": 0})
+
+
+def test_experiment_file_takes_rate_limits_and_a_new_version_warns(tmp_path):
+    from reasoning_kit.sweep import sweep_from_file
+    f = tmp_path / "exp.json"
+    f.write_text(json.dumps({"tasks": ["4 9 10 13"], "dir": "out", "rate_limits": {"*": 600}, "concurrency": 2,
+                             "configs": {"b1": {"algorithm": "TreeOfThoughts", "depth": 4, "width": 1, "branching": 4, "generate": "propose",
+                                                "evaluate": "value", "n_evaluate": 1, "stop_score": None, "prompts": "game24"}}}))
+    assert [r["correct"] for r in sweep_from_file(f).rows] == [True]
+    cfg = tmp_path / "out" / "config.json"
+    cfg.write_text(json.dumps({**json.loads(cfg.read_text()), "version": "0.0.1"}))
+    with pytest.warns(RuntimeWarning, match="started with reasoning_kit 0.0.1"):
+        again = sweep_from_file(f)
+    assert [r["correct"] for r in again.rows] == [True]
+    f.write_text(json.dumps({**json.loads(f.read_text()), "rate_limits": {"*": -1}}))
+    with pytest.raises(ValueError, match="positive"):
+        sweep_from_file(f)

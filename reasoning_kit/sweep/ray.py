@@ -38,11 +38,13 @@ class RayExecutor:
                  num_cpus: int | None = None,  # CPUs of a local instance this executor starts (None: Ray's default)
                  concurrency: int = 64,  # tasks in flight at a time
                  cpus_per_job: float = 1.0,  # Ray's CPU request for each job (less than 1 for jobs that mostly wait on a model)
+                 retries: int = 2,  # times Ray runs a job again whose worker died; the rerun continues the job's log
                  init: dict | None = None):  # other ray.init arguments, e.g. {"runtime_env": {...}}
         self.address = check_str("RayExecutor", "address", address, none=True)
         self.num_cpus = None if num_cpus is None else check_int("RayExecutor", "num_cpus", num_cpus, 1, 100_000)
         self.concurrency = check_int("RayExecutor", "concurrency", concurrency, 1, 100_000)
         self.cpus_per_job = check_float("RayExecutor", "cpus_per_job", cpus_per_job, 0.0, 1024.0)
+        self.retries = check_int("RayExecutor", "retries", retries, 0, 100)
         if init is not None and not isinstance(init, dict): raise TypeError(f"RayExecutor: init must be a dict of ray.init arguments, got {type(init).__name__}")
         self.init = dict(init or {})
     def __repr__(self): return f"RayExecutor(address={self.address!r}, num_cpus={self.num_cpus}, concurrency={self.concurrency})"
@@ -65,7 +67,7 @@ async def run(self: RayExecutor, jobs: list[tuple], on_row: Callable[[dict], Non
     "Run every `(label, algorithm, index, input)` job as a Ray task, handing each row to `on_row` as it comes back."
     ray = _ray(); started = self.start()
     try:
-        task, shared = ray.remote(num_cpus=self.cpus_per_job, max_retries=0)(run_remote), ray.put(spec)
+        task, shared = ray.remote(num_cpus=self.cpus_per_job, max_retries=self.retries)(run_remote), ray.put(spec)
         gate = asyncio.Semaphore(self.concurrency)
         async def one(job):
             async with gate: on_row(await task.remote(job, shared))
