@@ -46,8 +46,8 @@ from .events import Event, Log
 from .runtime import check_bool, check_float
 
 # %% auto #0
-__all__ = ['STOPWORDS', 'MEMORY_FORMAT', 'MEMORY_VERSION', 'Note', 'tokens', 'MemoryFormatError', 'Memory', 'known_secrets',
-           'scrub_known', 'replace_file', 'MemoryLocked', 'remember_lessons', 'reflections_for']
+__all__ = ['STOPWORDS', 'MEMORY_FORMAT', 'MEMORY_VERSION', 'SECRET_NAME', 'Note', 'tokens', 'MemoryFormatError', 'Memory',
+           'known_secrets', 'scrub_known', 'replace_file', 'MemoryLocked', 'remember_lessons', 'reflections_for']
 
 # %% ../nbs/30_memory.ipynb #066b48bb
 class Note(BaseModel):
@@ -100,11 +100,11 @@ class Memory:
     def __repr__(self): return f"Memory({len(self.notes)} notes{f', {self.path}' if self.path else ''})"
 
 # %% ../nbs/30_memory.ipynb #7261ff1e
-_SECRET_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD)$", re.I)
+SECRET_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD)$", re.I)  # environment variables that hold a secret
 
 def known_secrets(extra: Iterable[str] = ()) -> list[str]:
     "The secrets this process knows: provider keys in the environment, secret-named variables, and `extra`."
-    names = {p.key_env for p in PROVIDERS.values() if p.key_env} | {k for k in os.environ if _SECRET_NAME.search(k)}
+    names = {p.key_env for p in PROVIDERS.values() if p.key_env} | {k for k in os.environ if SECRET_NAME.search(k)}
     found = {os.environ.get(k, "") for k in names} | set(extra)
     return sorted((s for s in found if isinstance(s, str) and len(s) >= 8), key=len, reverse=True)
 

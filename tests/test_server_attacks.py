@@ -218,3 +218,26 @@ def test_errors_never_show_absolute_paths(tmp_path):
     index, _, run = asyncio.run(go())
     assert index.status_code == 409 and "only file names inside the session's directory" in index.json()["error"]
     assert run.status_code == 500 and ".jsonl" in run.json()["error"]
+
+
+def test_a_part_of_a_key_never_reaches_a_response(monkeypatch):
+    "An upstream echoing a key cut short (its first 12 characters) is scrubbed too: no 8 characters in a row of it."
+    key = "sk-test-PARTIALKEY-77aa88bb99"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+
+    def leaky(request):
+        raise RuntimeError(f"401 Unauthorized: Bearer {key[:12]}... and {json.dumps(key[4:20])}")
+
+    engine = Engine()
+    LLMHandler(FakeLLMClient(leaky)).attach(engine)
+    server = RunServer(engine)
+
+    async def go():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(server.app), base_url="http://rk") as c:
+            rid = (await c.post("/runs", json={"algorithm": "tool_loop", "input": {"task": "hi"}})).json()["id"]
+            events = (await c.get(f"/runs/{rid}/events", params={"follow": 1})).text
+            return events + (await c.get(f"/runs/{rid}")).text + (await c.get("/runs")).text
+
+    seen = asyncio.run(go())
+    assert "401 Unauthorized" in seen
+    assert not any(key[i:i + 8] in seen for i in range(len(key) - 7))
