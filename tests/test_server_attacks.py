@@ -241,3 +241,22 @@ def test_a_part_of_a_key_never_reaches_a_response(monkeypatch):
     seen = asyncio.run(go())
     assert "401 Unauthorized" in seen
     assert not any(key[i:i + 8] in seen for i in range(len(key) - 7))
+
+
+def test_a_run_log_on_disk_is_scrubbed_when_the_run_ends(tmp_path, monkeypatch):
+    key = "sk-test-LOGDIRKEY-0011223344"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    engine = Engine()
+    LLMHandler(FakeLLMClient(lambda r: text(f"echo: {key}"))).attach(engine)
+    server = RunServer(engine, log_dir=tmp_path)
+
+    async def go():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(server.app), base_url="http://rk") as c:
+            rid = (await c.post("/runs", json={"algorithm": "tool_loop", "input": {"task": "hi"}})).json()["id"]
+            await c.get(f"/runs/{rid}/events", params={"follow": 1})
+            await server.runs[rid].task
+            return rid
+
+    rid = asyncio.run(go())
+    raw = (tmp_path / f"{rid}.jsonl").read_text()
+    assert "echo: ***" in raw and not any(key[i:i + 8] in raw for i in range(len(key) - 7))
