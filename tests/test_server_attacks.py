@@ -260,3 +260,19 @@ def test_a_run_log_on_disk_is_scrubbed_when_the_run_ends(tmp_path, monkeypatch):
     rid = asyncio.run(go())
     raw = (tmp_path / f"{rid}.jsonl").read_text()
     assert "echo: ***" in raw and not any(key[i:i + 8] in raw for i in range(len(key) - 7))
+
+
+def test_a_token_or_insecure_lets_it_serve_off_loopback(monkeypatch):
+    import uvicorn
+    started = []
+
+    async def fake_serve(self):
+        started.append((self.config.host, self.config.http.__name__))
+
+    monkeypatch.setattr(uvicorn.Server, "serve", fake_serve)
+    asyncio.run(serve(make_server(token="a-long-token-123"), host="0.0.0.0"))
+    asyncio.run(serve(make_server(), host="0.0.0.0", insecure=True))
+    asyncio.run(serve(make_server(), host="127.0.0.1"))
+    assert started == [("0.0.0.0", "Guarded"), ("0.0.0.0", "Guarded"), ("127.0.0.1", "Guarded")]
+    with pytest.raises(ValueError, match="header_timeout"):
+        asyncio.run(serve(make_server(), header_timeout=0))
