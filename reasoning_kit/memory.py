@@ -93,6 +93,7 @@ class Memory:
         self._len: list[int] = []  # per note: its length in words
         self._postings: dict[str, list[int]] = {}  # word -> notes that contain it
         self._total = 0  # sum of the notes' lengths in words
+        self._body: list[str] = []  # per note: its JSON line
         self._stamp = None  # the file as this store last read or wrote it: (inode, size, mtime)
 
     def __len__(self): return len(self.notes)
@@ -118,6 +119,7 @@ def _index(self: Memory, note: Note):
     tf = Counter(tokens(" ".join([note.text, *note.tags, note.about])))
     for w in tf: self._postings.setdefault(w, []).append(note.n)
     self._tf.append(tf); self._len.append(sum(tf.values())); self._total += self._len[-1]; self.notes.append(note)
+    self._body.append(_line(note))  # its line in the file, kept so that a write need not serialise every note again
 
 def _line(note: Note) -> str: return json.dumps(note.model_dump(), ensure_ascii=False, separators=(",", ":")) + "\n"
 
@@ -129,6 +131,7 @@ def add(self: Memory, text: str,  # the note
     if not isinstance(text, str) or not text.strip(): raise ValueError(f"a note needs some text, got {text!r}")
     tags = [tags] if isinstance(tags, str) else list(tags)
     if not all(isinstance(t, str) and t for t in tags): raise ValueError(f"tags must be non-empty strings, got {tags!r}")
+    tags = [self.scrub(t) for t in tags]
     text, about = self.scrub(text.strip()), self.scrub(about)
     if self.path is None: note = Note(n=len(self.notes), text=text, tags=tags, about=about)
     else:
@@ -142,7 +145,7 @@ def add(self: Memory, text: str,  # the note
 @patch
 def scrub(self: Memory, text: str) -> str: return scrub_known(text, self.secrets) if text else text
 @patch
-def _lines(self: Memory) -> str: return _header() + "".join(_line(n) for n in self.notes)
+def _lines(self: Memory) -> str: return _header() + "".join(self._body)
 
 # %% ../nbs/30_memory.ipynb #657cae00
 @patch
