@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .clients.models import PROVIDERS, scrub
 from .events import Event, Log
-from .runtime import check_bool, check_float
+from .runtime import check_bool, check_choice, check_float
 
 # %% auto #0
 __all__ = ['STOPWORDS', 'MEMORY_FORMAT', 'MEMORY_VERSION', 'SECRET_NAME', 'Note', 'tokens', 'MemoryFormatError', 'Memory',
@@ -79,8 +79,10 @@ class Memory:
     def __init__(self, path: str | Path | None = None,  # a JSON Lines file, created if missing; None: in memory only
                  repair: bool = False,  # drop a last line that a crash cut short (and fix the file)
                  lock_timeout: float = 10.0,  # seconds to wait while another process writes the file
-                 secrets: Iterable[str] = ()):  # more strings never to write (keys given to clients); env keys always
+                 secrets: Iterable[str] = (),  # more strings never to write (keys given to clients); env keys always
+                 durability: str = "fsync"):  # "fsync": each note survives a power cut; "flush": a crash only (faster)
         self.path = Path(path) if path is not None else None
+        self.durability = check_choice("Memory", "durability", durability, ("fsync", "flush"))
         self.lock_timeout = check_float("Memory", "lock_timeout", lock_timeout, 0, 3600)
         self.secrets = [s for s in secrets if isinstance(s, str) and s]
         self._holding = False  # this store holds the file's lock
@@ -190,10 +192,12 @@ def _why(e: Exception) -> str:
     return f"not a note: {'.'.join(map(str, e.errors()[0]['loc']))}: {e.errors()[0]['msg']}"
 
 # %% ../nbs/30_memory.ipynb #92b3ac58
-def replace_file(path: Path, text: str) -> Path:
-    "Write `text` to `path` all at once: a temporary file beside it, flushed to disk, renamed over it."
+def replace_file(path: Path, text: str, fsync: bool = True) -> Path:  # fsync: survive a power cut too, not only a crash
+    "Write `text` to `path` all at once: a temporary file beside it, flushed (to disk), renamed over it."
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f: f.write(text); f.flush(); os.fsync(f.fileno())
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text); f.flush()
+        if fsync: os.fsync(f.fileno())
     os.replace(tmp, path); return path
 
 def _stamp(path: Path):
@@ -232,9 +236,10 @@ def _load(self: Memory, repair: bool):
 @patch
 def _write(self: Memory, text: str):
     "Replace the file with `text` (under the lock; a repair on opening takes it here)."
-    if self._holding: replace_file(self.path, text)
+    fsync = self.durability == "fsync"
+    if self._holding: replace_file(self.path, text, fsync)
     else:
-        with self._lock(): replace_file(self.path, text)
+        with self._lock(): replace_file(self.path, text, fsync)
     self._stamp = _stamp(self.path)
 
 @patch
