@@ -58,6 +58,18 @@ def test_ray_table_equals_the_local_one_item_for_item(local_ray, tmp_path):
     assert again.rows == on_ray.rows
 
 
+def test_without_shared_storage_logs_travel_with_the_jobs(local_ray, tmp_path):
+    from reasoning_kit.events import Log
+    from reasoning_kit.runtime import fold_run
+    args = dict(engine=scripted, check=CHECK, progress=False)
+    local = sweep_sync(CONFIGS, PUZZLES[:2], dir=tmp_path / "local", **args)
+    shipped = sweep_sync(CONFIGS, PUZZLES[:2], dir=tmp_path / "shipped", executor=RayExecutor(shared_storage=False), **args)
+    assert timeless(shipped.rows) == timeless(local.rows)
+    for r in shipped.rows:  # each log came back and was written where a local sweep writes it
+        events = lambda d: sorted((e.kind, e.key or "") for e in Log.read(d / r["log"]))
+        assert events(tmp_path / "shipped") == events(tmp_path / "local") and fold_run(Log.read(tmp_path / "shipped" / r["log"])).status == "ok"
+
+
 def test_ray_resumes_a_cut_log(local_ray, tmp_path):
     args = dict(engine=scripted, check=CHECK, progress=False, dir=tmp_path)
     first = sweep_sync({"tot-b2": CONFIGS["tot-b2"]}, PUZZLES[:2], executor=RayExecutor(), **args)

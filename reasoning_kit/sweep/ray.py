@@ -8,10 +8,12 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/sweep_ray.html.md"""
 from __future__ import annotations
 
 import asyncio
+import tempfile
+from pathlib import Path
 from typing import Any, Callable
 
-from ..runtime import check_float, check_int, check_str
-from . import run_job
+from ..runtime import check_bool, check_float, check_int, check_str
+from . import job_log, run_job
 
 def _ray():
     "The ray module (an optional extra)."
@@ -20,7 +22,7 @@ def _ray():
     return ray
 
 # %% auto #0
-__all__ = ['run_remote', 'RayExecutor']
+__all__ = ['run_remote', 'run_shipped', 'RayExecutor']
 
 # %% ../../nbs/33b_sweep_ray.ipynb #d0fb5de0
 _LOOP: asyncio.AbstractEventLoop | None = None  # this worker's event loop, kept across jobs
@@ -31,6 +33,15 @@ def run_remote(job: tuple, spec: dict) -> dict:
     if _LOOP is None or _LOOP.is_closed(): _LOOP = asyncio.new_event_loop()
     return _LOOP.run_until_complete(run_job(*job, **spec))
 
+# %% ../../nbs/33b_sweep_ray.ipynb #d3d57ad4
+def run_shipped(job: tuple, spec: dict, log_text: str | None) -> tuple[dict, str | None]:
+    "In a worker that cannot see the experiment directory: run the job in a private one seeded with `log_text`; the row and the log."
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / job_log(job[0], job[2])
+        if log_text: f.parent.mkdir(parents=True, exist_ok=True); f.write_text(log_text)
+        row = run_remote(job, {**spec, "root": d})
+        return row, f.read_text() if f.exists() else None
+
 # %% ../../nbs/33b_sweep_ray.ipynb #9bc84de5
 class RayExecutor:
     "Sweep jobs as Ray tasks, each with its own Engine, on a local Ray instance or a cluster."
@@ -39,12 +50,14 @@ class RayExecutor:
                  concurrency: int = 64,  # tasks in flight at a time
                  cpus_per_job: float = 1.0,  # Ray's CPU request for each job (less than 1 for jobs that mostly wait on a model)
                  retries: int = 2,  # times Ray runs a job again whose worker died; the rerun continues the job's log
+                 shared_storage: bool = True,  # workers see the experiment directory; False: logs travel with the jobs
                  init: dict | None = None):  # other ray.init arguments, e.g. {"runtime_env": {...}}
         self.address = check_str("RayExecutor", "address", address, none=True)
         self.num_cpus = None if num_cpus is None else check_int("RayExecutor", "num_cpus", num_cpus, 1, 100_000)
         self.concurrency = check_int("RayExecutor", "concurrency", concurrency, 1, 100_000)
         self.cpus_per_job = check_float("RayExecutor", "cpus_per_job", cpus_per_job, 0.0, 1024.0)
         self.retries = check_int("RayExecutor", "retries", retries, 0, 100)
+        self.shared_storage = check_bool("RayExecutor", "shared_storage", shared_storage)
         if init is not None and not isinstance(init, dict): raise TypeError(f"RayExecutor: init must be a dict of ray.init arguments, got {type(init).__name__}")
         self.init = dict(init or {})
     def __repr__(self): return f"RayExecutor(address={self.address!r}, num_cpus={self.num_cpus}, concurrency={self.concurrency})"
@@ -67,10 +80,17 @@ async def run(self: RayExecutor, jobs: list[tuple], on_row: Callable[[dict], Non
     "Run every `(label, algorithm, index, input)` job as a Ray task, handing each row to `on_row` as it comes back."
     ray = _ray(); started = self.start()
     try:
-        task, shared = ray.remote(num_cpus=self.cpus_per_job, max_retries=self.retries)(run_remote), ray.put(spec)
-        gate = asyncio.Semaphore(self.concurrency)
+        root = Path(spec["root"]) if spec.get("root") is not None else None
+        ship = root is not None and not self.shared_storage
+        task = ray.remote(num_cpus=self.cpus_per_job, max_retries=self.retries)(run_shipped if ship else run_remote)
+        shared, gate = ray.put(spec), asyncio.Semaphore(self.concurrency)
         async def one(job):
-            async with gate: on_row(await task.remote(job, shared))
+            async with gate:
+                if not ship: on_row(await task.remote(job, shared)); return
+                f = root / job_log(job[0], job[2])
+                row, text = await task.remote(job, shared, f.read_text() if f.exists() else None)
+                if text is not None: f.parent.mkdir(parents=True, exist_ok=True); f.write_text(text)
+                on_row(row)
         await asyncio.gather(*(one(j) for j in jobs))
     finally:
         if started: ray.shutdown()
