@@ -212,11 +212,23 @@ def start(self: Session, text: str) -> Run:
     if self.busy: raise SessionBusy(f"turn {self.turns[-1].n} is still running; await session.wait() (or cancel its run) first")
     budget = turn_budget_left(self.turn_budget, self.budget, self.spent)
     self._claim()
+    text = scrub_known(text, self.secrets)  # a key pasted into a message goes no further: not to the model, not to disk
     turn = Turn(n=len(self.turns) + 1, text=text)
     self.turns.append(turn)
     try: return self._launch(turn, self._input(text), budget)
     except BaseException:
         self.turns.pop(); self._save(); self._release(); raise
+
+# %% ../nbs/31_session.ipynb #fe63d331
+@patch
+def _scrub_logs(self: Session, turn: Turn, run: Run):
+    "Rewrite the turn's log files without known secrets, once its run has closed them."
+    if self.path is None or not run.done: return
+    for name in turn.files:
+        f = self.path / name
+        if not f.exists(): continue
+        raw = f.read_text(encoding="utf-8"); clean = scrub_known(raw, self.secrets)
+        if clean != raw: replace_file(f, clean)
 
 # %% ../nbs/31_session.ipynb #b8699ef0
 def _conversation(value: dict) -> list[dict]:
@@ -228,7 +240,7 @@ async def _record(self: Session, turn: Turn, run: Run) -> Outcome:
     finally:
         turn.live = False
         turn.value = self.algorithm.result(turn.state.algo)
-        try: self._save()
+        try: self._scrub_logs(turn, run); self._save()
         finally: self._release()
     if out.status.value in ENDED:
         self.messages = _conversation(out.value)
