@@ -104,3 +104,13 @@ def test_a_killed_worker_is_rerun_and_asks_no_answered_call_twice(local_ray, tmp
     ref = sweep_sync({"tot-b2": CONFIGS["tot-b2"]}, PUZZLES[:3], engine=scripted, check=CHECK, progress=False)
     same = lambda rows: [{k: v for k, v in r.items() if k not in ("seconds", "resumed", "log")} for r in rows]
     assert same(res.rows) == same(ref.rows) and res.rows[1]["resumed"] >= 8
+
+
+def test_rate_limits_are_held_by_one_actor_for_the_whole_cluster(local_ray):
+    "Every model call of every worker took its share from the one limiter actor (so the limit holds cluster-wide)."
+    ex = RayExecutor(concurrency=4)
+    res = sweep_sync(CONFIGS, PUZZLES, engine=scripted, check=CHECK, progress=False, executor=ex, rate_limits={"*": 60_000})
+    assert ex.granted == sum(r["calls"] for r in res.rows) > 0
+    ex = RayExecutor(concurrency=4)
+    sweep_sync(CONFIGS, PUZZLES[:1], engine=scripted, check=CHECK, progress=False, executor=ex, rate_limits={"some-other-model": 1})
+    assert ex.granted == 0  # a limit for another model takes nothing from these calls
