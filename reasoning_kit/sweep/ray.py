@@ -46,18 +46,23 @@ def run_shipped(job: tuple, spec: dict, log_text: str | None) -> tuple[dict, str
 # %% ../../nbs/33b_sweep_ray.ipynb #f1b726b2
 class LimiterActor:
     "One RateLimiter per model for a whole sweep on Ray (run as a Ray actor)."
-    def __init__(self, limits: dict): self.limits, self.granted = SharedRateLimits(limits), 0
+    def __init__(self, limits: dict): self.limits, self.granted, self.tokens = SharedRateLimits(limits), 0, 0
     async def acquire(self, model: str | None) -> bool:
         lim = self.limits.limiter(model)
         if lim is None: return False
         await lim.acquire(); self.granted += 1; return True
-    def count(self) -> int: return self.granted
+    def settle(self, model: str | None, tokens: int) -> None:
+        "Take a finished call's tokens from its model's tokens-per-minute budget."
+        lim = self.limits.limiter(model); self.tokens += tokens
+        if lim is not None and lim.tokens is not None: lim.settle(0, tokens)
+    def count(self) -> tuple[int, int]: return self.granted, self.tokens
 
 class _Share:
     "A worker's handle on its model's share of the cluster limit (what the limited model handler awaits)."
-    tokens = None  # token budgets stay per worker process
+    tokens = True  # the limited handler reports each call's tokens (`settle`)
     def __init__(self, actor, model: str): self.actor, self.model = actor, model
     async def acquire(self): await self.actor.acquire.remote(self.model)
+    def settle(self, estimated: int, actual: int): self.actor.settle.remote(self.model, actual - estimated)  # not awaited
 
 class ClusterRateLimits(SharedRateLimits):
     "A sweep's rate limits held by one Ray actor, so that they hold across every worker of the cluster."
@@ -84,7 +89,8 @@ class RayExecutor:
         self.cpus_per_job = check_float("RayExecutor", "cpus_per_job", cpus_per_job, 0.0, 1024.0)
         self.retries = check_int("RayExecutor", "retries", retries, 0, 100)
         self.shared_storage = check_bool("RayExecutor", "shared_storage", shared_storage)
-        self.cluster_limits, self.granted = check_bool("RayExecutor", "cluster_limits", cluster_limits), None  # granted: the last run's count
+        self.cluster_limits = check_bool("RayExecutor", "cluster_limits", cluster_limits)
+        self.granted = self.tokens = None  # what the cluster limiter granted in the last run: calls, tokens
         if init is not None and not isinstance(init, dict): raise TypeError(f"RayExecutor: init must be a dict of ray.init arguments, got {type(init).__name__}")
         self.init = dict(init or {})
     def __repr__(self): return f"RayExecutor(address={self.address!r}, num_cpus={self.num_cpus}, concurrency={self.concurrency})"
@@ -122,7 +128,7 @@ async def run(self: RayExecutor, jobs: list[tuple], on_row: Callable[[dict], Non
                 if text is not None: f.parent.mkdir(parents=True, exist_ok=True); f.write_text(text)
                 on_row(row)
         await asyncio.gather(*(one(j) for j in jobs))
-        if actor is not None: self.granted = await actor.count.remote()
+        if actor is not None: self.granted, self.tokens = await actor.count.remote()
     finally:
         if actor is not None: ray.kill(actor)
         if started: ray.shutdown()
