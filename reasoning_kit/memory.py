@@ -1,4 +1,5 @@
-"""Short notes that outlive a run: stored as JSON Lines, found again by what they say.
+"""Short notes that outlive a run: stored as
+JSON Lines, found again by what they say.
 
 A run forgets everything when it ends, except its log. Some of what it learned is worth keeping:
 a Reflexion lesson ("State the unit."), a fact a user told an agent, a rule of thumb. A `Memory`

@@ -1,4 +1,5 @@
-"""Run code a model wrote in a separate process with a time limit, a memory limit, no environment and a scratch directory.
+"""Run code a model wrote in a separate process with a time limit,
+a memory limit, no environment and a scratch directory.
 
 Everything the child could try to reach stays outside it:
 

@@ -1,4 +1,5 @@
-"""Start runs and sessions over HTTP, and watch them event by event as they happen.
+"""Start runs and sessions over HTTP, and watch
+them event by event as they happen.
 
 A notebook is one way to drive the engine; a service is another. The server puts a small HTTP API
 in front of an `Engine` that *you* configure in Python: its handlers decide which models answer

@@ -25,7 +25,7 @@ def configs(draw, sample_mode=True):
     return dict(depth=draw(st.integers(1, 4)), width=width, branching=branching, generate=generate, evaluate=evaluate,
                 n_evaluate=draw(st.integers(1, 4)), min_score=draw(st.sampled_from(SCORES)),
                 stop_score=draw(st.sampled_from([None, 5.0, 9.0, 10.0])), synthesize=draw(st.booleans()),
-                duplicates=draw(st.sampled_from(["prune", "zero"]))), coded
+                duplicates=draw(st.sampled_from(["prune", "zero"])), finals=draw(st.sampled_from(["keep", "expand"]))), coded
 
 
 def go(algo, fn):
@@ -103,7 +103,7 @@ def test_a_scripted_worst_case_spends_max_calls_exactly(cfg, seed):
 
 def test_the_papers_configuration_reaches_its_bound():
     kw = dict(depth=4, width=5, branching=25, generate="propose", evaluate="value", n_evaluate=3, select="greedy",
-              stop_score=None, min_score=0.0, synthesize=False, duplicates="prune")
+              stop_score=None, min_score=0.0, synthesize=False, duplicates="prune", finals="keep")
     algo = TreeOfThoughts(**kw)
     out, client = go(algo, worst_case_model(kw))
     assert out.calls == client.calls == algo.max_calls == (1 + 5 + 5 + 5) * (1 + 25) == 416
@@ -111,7 +111,7 @@ def test_the_papers_configuration_reaches_its_bound():
 
 def test_a_vote_floor_limits_how_many_nodes_a_level_hands_on():
     kw = dict(depth=3, width=5, branching=5, generate="propose", evaluate="vote", n_evaluate=4, min_score=5.0,
-              stop_score=None, synthesize=False, duplicates="prune")
+              stop_score=None, synthesize=False, duplicates="prune", finals="keep")
     algo = TreeOfThoughts(**kw)  # 4 votes, a floor of 5: at most 2 candidates (2 of 4 votes each) stay
     out, _ = go(algo, worst_case_model(kw))
     assert algo.max_calls == (1 + 2 + 2) + 3 == out.calls
