@@ -103,11 +103,12 @@ def turn_budget_left(turn_budget: Budget | None, budget: Budget | None, spent: S
         if vals: limits[f] = min(vals)
     return Budget(**limits) if limits else None
 
-# %% ../nbs/31_session.ipynb #ba35ffbc
+# %% ../nbs/31_session.ipynb #8076200a
 INDEX = "session.json"
 SESSION_FORMAT = "reasoning_kit.session"
 SESSION_VERSION = 1
 
+# %% ../nbs/31_session.ipynb #d57ef097
 class Session:
     "A conversation with a ToolLoop or Swarm: one run per user message, every run's log kept."
     def __init__(self, engine: Engine,  # its handlers answer the model and tool calls
@@ -268,7 +269,7 @@ async def send(self: Session, text: str) -> Outcome:
     except SessionBudgetSpent as e: return self._refused(str(e))
     return await self.wait()
 
-# %% ../nbs/31_session.ipynb #53a72590
+# %% ../nbs/31_session.ipynb #a7819988
 def _read_index(path: Path) -> dict:
     f = path / INDEX
     if not f.exists(): raise FileNotFoundError(f"no session at {path} (no {INDEX})")
@@ -290,6 +291,7 @@ def inside(root: Path, name, where: str) -> str:
         raise ValueError(f"{where} names {name!r}, a link that leads out of the session's directory: not read")
     return name
 
+# %% ../nbs/31_session.ipynb #b3cff2c1
 @patch(cls_method=True)
 def open(cls: Session, path: str | Path,  # the session's directory
           engine: Engine, algorithm: ToolLoop,  # as for a new session: the same kind of algorithm
