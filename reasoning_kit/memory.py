@@ -116,7 +116,7 @@ def scrub_known(text: str, extra: Iterable[str] = ()) -> str:
     "`text` with every known secret (see `known_secrets`) replaced by `***`."
     return scrub(text, known_secrets(extra))
 
-# %% ../nbs/30_memory.ipynb #7a30ab0e
+# %% ../nbs/30_memory.ipynb #45654b91
 @patch
 def _index(self: Memory, note: Note):
     tf = Counter(tokens(" ".join([note.text, *note.tags, note.about])))
@@ -126,6 +126,12 @@ def _index(self: Memory, note: Note):
 
 def _line(note: Note) -> str: return json.dumps(note.model_dump(), ensure_ascii=False, separators=(",", ":")) + "\n"
 
+@patch
+def scrub(self: Memory, text: str) -> str: return scrub_known(text, self.secrets) if text else text
+@patch
+def _lines(self: Memory) -> str: return _header() + "".join(self._body)
+
+# %% ../nbs/30_memory.ipynb #971e21a2
 @patch
 def add(self: Memory, text: str,  # the note
          tags: Iterable[str] = (),  # labels to filter by
@@ -144,11 +150,6 @@ def add(self: Memory, text: str,  # the note
             self._write(self._lines() + _line(note))
     self._index(note)
     return note
-
-@patch
-def scrub(self: Memory, text: str) -> str: return scrub_known(text, self.secrets) if text else text
-@patch
-def _lines(self: Memory) -> str: return _header() + "".join(self._body)
 
 # %% ../nbs/30_memory.ipynb #657cae00
 @patch
