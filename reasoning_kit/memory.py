@@ -48,7 +48,8 @@ from .runtime import check_bool, check_choice, check_float
 
 # %% auto #0
 __all__ = ['STOPWORDS', 'MEMORY_FORMAT', 'MEMORY_VERSION', 'SECRET_NAME', 'Note', 'tokens', 'MemoryFormatError', 'Memory',
-           'known_secrets', 'scrub_known', 'replace_file', 'MemoryLocked', 'remember_lessons', 'reflections_for']
+           'known_secrets', 'scrub_known', 'replace_file', 'scrub_file', 'MemoryLocked', 'remember_lessons',
+           'reflections_for']
 
 # %% ../nbs/30_memory.ipynb #066b48bb
 class Note(BaseModel):
@@ -201,6 +202,12 @@ def replace_file(path: Path, text: str, fsync: bool = True) -> Path:  # fsync: s
         f.write(text); f.flush()
         if fsync: os.fsync(f.fileno())
     os.replace(tmp, path); return path
+
+def scrub_file(path: Path, scrubber=None) -> bool:  # scrubber: text -> text; default `scrub_known`
+    "Rewrite the file at `path` (whole, as `replace_file` does) without secrets; True if anything was found."
+    raw = path.read_text(encoding="utf-8"); clean = (scrubber or scrub_known)(raw)
+    if clean != raw: replace_file(path, clean)
+    return clean != raw
 
 def _stamp(path: Path):
     try: st = path.stat(); return st.st_ino, st.st_size, st.st_mtime_ns

@@ -37,7 +37,7 @@ from typing import Iterable
 from .algos.toolloop import ToolLoop
 from .events import Log
 from .llm import Usage
-from .memory import replace_file, scrub_known
+from .memory import replace_file, scrub_file, scrub_known
 from .runtime import Budget, Engine, Outcome, Run, RunState, Status, fold_run
 
 # %% auto #0
@@ -213,7 +213,7 @@ def start(self: Session, text: str) -> Run:
     if self.busy: raise SessionBusy(f"turn {self.turns[-1].n} is still running; await session.wait() (or cancel its run) first")
     budget = turn_budget_left(self.turn_budget, self.budget, self.spent)
     self._claim()
-    text = scrub_known(text, self.secrets)  # a key pasted into a message goes no further: not to the model, not to disk
+    text = self.scrub(text)  # a key pasted into a message goes no further: not to the model, not to disk
     turn = Turn(n=len(self.turns) + 1, text=text)
     self.turns.append(turn)
     try: return self._launch(turn, self._input(text), budget)
@@ -222,14 +222,14 @@ def start(self: Session, text: str) -> Run:
 
 # %% ../nbs/31_session.ipynb #fe63d331
 @patch
+def scrub(self: Session, text: str) -> str: return scrub_known(text, self.secrets)  # without known secrets
+
+@patch
 def _scrub_logs(self: Session, turn: Turn, run: Run):
     "Rewrite the turn's log files without known secrets, once its run has closed them."
     if self.path is None or not run.done: return
     for name in turn.files:
-        f = self.path / name
-        if not f.exists(): continue
-        raw = f.read_text(encoding="utf-8"); clean = scrub_known(raw, self.secrets)
-        if clean != raw: replace_file(f, clean)
+        if (self.path / name).exists(): scrub_file(self.path / name, self.scrub)
 
 # %% ../nbs/31_session.ipynb #b8699ef0
 def _conversation(value: dict) -> list[dict]:
