@@ -5,7 +5,7 @@ from collections import Counter
 
 from hypothesis import given, settings, strategies as st
 
-from reasoning_kit.algos.tot import TreeOfThoughts
+from reasoning_kit.algos.tot import TreeOfThoughts, _beam_cap, _level_sizes
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
 from reasoning_kit.runtime import Engine, Status
@@ -97,6 +97,10 @@ def test_a_scripted_worst_case_spends_max_calls_exactly(cfg, seed):
         assert out.calls == algo.max_calls, (kw, out.calls, algo.max_calls)
     else:  # the specification's bound counts `width` nodes at every level; level 1 expands the root alone
         assert out.calls <= algo.max_calls
+        sizes = _level_sizes(kw["depth"], kw["width"], kw["branching"],
+                             _beam_cap(kw["evaluate"], coded, kw["n_evaluate"], kw["min_score"], kw["stop_score"]))
+        scores = 0 if coded else sum(sizes) * kw["branching"] if kw["evaluate"] == "value" else len(sizes)
+        assert out.calls == sum(sizes) * kw["branching"] + scores + kw["synthesize"]  # what a run can really reach here
         if kw["width"] == 1 and (kw["stop_score"] is None or kw["min_score"] < kw["stop_score"]) and kw["evaluate"] == "value":
             assert out.calls == algo.max_calls
 
