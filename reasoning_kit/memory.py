@@ -69,13 +69,14 @@ def tokens(text: str) -> list[str]:
     "Lower-cased word tokens of `text`, without stop words."
     return [w for w in re.findall(r"[^\W_]+", text.lower()) if w not in STOPWORDS]
 
-# %% ../nbs/30_memory.ipynb #0bd8fbaa
+# %% ../nbs/30_memory.ipynb #88174c22
 MEMORY_FORMAT = "reasoning_kit.memory"
 MEMORY_VERSION = 1
 
 class MemoryFormatError(ValueError):
     "A memory file that cannot be read; the message names the line."
 
+# %% ../nbs/30_memory.ipynb #e376833a
 class Memory:
     "Short notes, searched by BM25; JSON Lines on disk when given a `path`."
     def __init__(self, path: str | Path | None = None,  # a JSON Lines file, created if missing; None: in memory only
@@ -293,7 +294,7 @@ def _check_header(self: Memory, line: str | None):
         raise MemoryFormatError(f"{self.path}:1: memory format version {head.get('version')!r} is newer than this "
                                 f"reasoning_kit (reads up to {MEMORY_VERSION})")
 
-# %% ../nbs/30_memory.ipynb #fc7eed4e
+# %% ../nbs/30_memory.ipynb #31174db3
 def _events(run) -> list[Event]:
     log = getattr(run, "log", run)  # an Outcome, a Run, a Log or a list of events
     return list(log.events if isinstance(log, Log) else log)
@@ -317,6 +318,7 @@ def remember_lessons(outcome,  # a Reflexion run: an Outcome, a Log or its event
         known.add((lesson.casefold(), task)); out.append(memory.add(lesson, tags, about=task))
     return out
 
+# %% ../nbs/30_memory.ipynb #d08e5788
 def reflections_for(memory: Memory, task: str,  # the next run's task
                     k: int = 5, tags: Iterable[str] | None = ("reflexion",)) -> list[str]:
     "Lessons relevant to `task`, for `input['reflections']`: the `k` best, most relevant last."

@@ -72,7 +72,7 @@ class Turn:
     def reply(self) -> str | None: return self.value.get("text")
     def __repr__(self): return f"Turn({self.n}, {self.text!r} -> {self.reply!r}, {self.status}, calls={self.calls})"
 
-# %% ../nbs/31_session.ipynb #7326813e
+# %% ../nbs/31_session.ipynb #d59d15d4
 @dataclass
 class Spent:
     "What a session's turns used so far."
@@ -87,6 +87,7 @@ class SessionBudgetSpent(RuntimeError):
 class SessionBusy(RuntimeError):
     "A turn is still running."
 
+# %% ../nbs/31_session.ipynb #2da720cd
 _LIMITS = ("calls", "tokens", "cost", "seconds")
 
 def turn_budget_left(turn_budget: Budget | None, budget: Budget | None, spent: Spent) -> Budget | None:
@@ -188,7 +189,7 @@ def _claim(self: Session):
 def _release(self: Session):
     if self._lock is not None: os.close(self._lock); self._lock = None
 
-# %% ../nbs/31_session.ipynb #c13589c1
+# %% ../nbs/31_session.ipynb #e2f6f6dd
 @patch
 def _input(self: Session, text: str) -> dict:
     "The run's input: the conversation so far and the new message (and, for a Swarm, who answered last)."
@@ -206,6 +207,7 @@ def _launch(self: Session, turn: Turn, input: dict, budget: Budget | None, repla
     self._task = asyncio.ensure_future(self._record(turn, run))
     return run
 
+# %% ../nbs/31_session.ipynb #35db47e9
 @patch
 def start(self: Session, text: str) -> Run:
     "Start the turn that answers `text`; returns its live `Run` (await `session.wait()` for the Outcome)."
