@@ -233,7 +233,7 @@ def _locked(path: Path, timeout: float):
         try: yield
         finally: fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
-# %% ../nbs/30_memory.ipynb #1806f8be
+# %% ../nbs/30_memory.ipynb #583a27da
 @patch
 def _load(self: Memory, repair: bool):
     p = self.path
@@ -252,6 +252,7 @@ def _write(self: Memory, text: str):
         with self._lock(): replace_file(self.path, text, fsync)
     self._stamp = _stamp(self.path)
 
+# %% ../nbs/30_memory.ipynb #eba949cc
 @patch
 @contextmanager
 def _lock(self: Memory):

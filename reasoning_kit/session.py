@@ -233,10 +233,11 @@ def _scrub_logs(self: Session, turn: Turn, run: Run):
     for name in turn.files:
         if (self.path / name).exists(): scrub_file(self.path / name, self.scrub)
 
-# %% ../nbs/31_session.ipynb #b8699ef0
+# %% ../nbs/31_session.ipynb #2de4fb40
 def _conversation(value: dict) -> list[dict]:
     return [m for m in value.get("messages", []) if m.get("role") != "system"]
 
+# %% ../nbs/31_session.ipynb #bfdd7f3f
 @patch
 async def _record(self: Session, turn: Turn, run: Run) -> Outcome:
     try: out = await run
@@ -318,7 +319,7 @@ def open(cls: Session, path: str | Path,  # the session's directory
     return s
 
 
-# %% ../nbs/31_session.ipynb #ff09be77
+# %% ../nbs/31_session.ipynb #17243dd9
 @patch
 def start_resume(self: Session) -> Run:
     "Start finishing the last turn from its log; returns the live Run."
@@ -335,6 +336,7 @@ def start_resume(self: Session) -> Run:
     try: return self._launch(turn, inp, budget, replay=replay)
     except BaseException: self._release(); raise
 
+# %% ../nbs/31_session.ipynb #eae255eb
 @patch
 async def resume(self: Session) -> Outcome:
     "Finish the last turn from its log (no answered call is asked again); returns its Outcome."
