@@ -58,6 +58,18 @@ def test_ray_table_equals_the_local_one_item_for_item(local_ray, tmp_path):
     assert again.rows == on_ray.rows
 
 
+def test_without_shared_storage_logs_travel_with_the_jobs(local_ray, tmp_path):
+    from reasoning_kit.events import Log
+    from reasoning_kit.runtime import fold_run
+    args = dict(engine=scripted, check=CHECK, progress=False)
+    local = sweep_sync(CONFIGS, PUZZLES[:2], dir=tmp_path / "local", **args)
+    shipped = sweep_sync(CONFIGS, PUZZLES[:2], dir=tmp_path / "shipped", executor=RayExecutor(shared_storage=False), **args)
+    assert timeless(shipped.rows) == timeless(local.rows)
+    for r in shipped.rows:  # each log came back and was written where a local sweep writes it
+        events = lambda d: sorted((e.kind, e.key or "") for e in Log.read(d / r["log"]))
+        assert events(tmp_path / "shipped") == events(tmp_path / "local") and fold_run(Log.read(tmp_path / "shipped" / r["log"])).status == "ok"
+
+
 def test_ray_resumes_a_cut_log(local_ray, tmp_path):
     args = dict(engine=scripted, check=CHECK, progress=False, dir=tmp_path)
     first = sweep_sync({"tot-b2": CONFIGS["tot-b2"]}, PUZZLES[:2], executor=RayExecutor(), **args)
@@ -92,3 +104,13 @@ def test_a_killed_worker_is_rerun_and_asks_no_answered_call_twice(local_ray, tmp
     ref = sweep_sync({"tot-b2": CONFIGS["tot-b2"]}, PUZZLES[:3], engine=scripted, check=CHECK, progress=False)
     same = lambda rows: [{k: v for k, v in r.items() if k not in ("seconds", "resumed", "log")} for r in rows]
     assert same(res.rows) == same(ref.rows) and res.rows[1]["resumed"] >= 8
+
+
+def test_rate_limits_are_held_by_one_actor_for_the_whole_cluster(local_ray):
+    "Every model call of every worker took its share from the one limiter actor (so the limit holds cluster-wide)."
+    ex = RayExecutor(concurrency=4)
+    res = sweep_sync(CONFIGS, PUZZLES, engine=scripted, check=CHECK, progress=False, executor=ex, rate_limits={"*": 60_000})
+    assert ex.granted == sum(r["calls"] for r in res.rows) > 0
+    ex = RayExecutor(concurrency=4)
+    sweep_sync(CONFIGS, PUZZLES[:1], engine=scripted, check=CHECK, progress=False, executor=ex, rate_limits={"some-other-model": 1})
+    assert ex.granted == 0  # a limit for another model takes nothing from these calls
