@@ -48,7 +48,8 @@ from .runtime import check_bool, check_choice, check_float
 
 # %% auto #0
 __all__ = ['STOPWORDS', 'MEMORY_FORMAT', 'MEMORY_VERSION', 'SECRET_NAME', 'Note', 'tokens', 'MemoryFormatError', 'Memory',
-           'known_secrets', 'scrub_known', 'replace_file', 'MemoryLocked', 'remember_lessons', 'reflections_for']
+           'known_secrets', 'scrub_known', 'replace_file', 'scrub_file', 'MemoryLocked', 'remember_lessons',
+           'reflections_for']
 
 # %% ../nbs/30_memory.ipynb #066b48bb
 class Note(BaseModel):
@@ -68,13 +69,14 @@ def tokens(text: str) -> list[str]:
     "Lower-cased word tokens of `text`, without stop words."
     return [w for w in re.findall(r"[^\W_]+", text.lower()) if w not in STOPWORDS]
 
-# %% ../nbs/30_memory.ipynb #0bd8fbaa
+# %% ../nbs/30_memory.ipynb #88174c22
 MEMORY_FORMAT = "reasoning_kit.memory"
 MEMORY_VERSION = 1
 
 class MemoryFormatError(ValueError):
     "A memory file that cannot be read; the message names the line."
 
+# %% ../nbs/30_memory.ipynb #e376833a
 class Memory:
     "Short notes, searched by BM25; JSON Lines on disk when given a `path`."
     def __init__(self, path: str | Path | None = None,  # a JSON Lines file, created if missing; None: in memory only
@@ -116,7 +118,7 @@ def scrub_known(text: str, extra: Iterable[str] = ()) -> str:
     "`text` with every known secret (see `known_secrets`) replaced by `***`."
     return scrub(text, known_secrets(extra))
 
-# %% ../nbs/30_memory.ipynb #7a30ab0e
+# %% ../nbs/30_memory.ipynb #45654b91
 @patch
 def _index(self: Memory, note: Note):
     tf = Counter(tokens(" ".join([note.text, *note.tags, note.about])))
@@ -126,6 +128,12 @@ def _index(self: Memory, note: Note):
 
 def _line(note: Note) -> str: return json.dumps(note.model_dump(), ensure_ascii=False, separators=(",", ":")) + "\n"
 
+@patch
+def scrub(self: Memory, text: str) -> str: return scrub_known(text, self.secrets) if text else text
+@patch
+def _lines(self: Memory) -> str: return _header() + "".join(self._body)
+
+# %% ../nbs/30_memory.ipynb #971e21a2
 @patch
 def add(self: Memory, text: str,  # the note
          tags: Iterable[str] = (),  # labels to filter by
@@ -144,11 +152,6 @@ def add(self: Memory, text: str,  # the note
             self._write(self._lines() + _line(note))
     self._index(note)
     return note
-
-@patch
-def scrub(self: Memory, text: str) -> str: return scrub_known(text, self.secrets) if text else text
-@patch
-def _lines(self: Memory) -> str: return _header() + "".join(self._body)
 
 # %% ../nbs/30_memory.ipynb #657cae00
 @patch
@@ -201,6 +204,12 @@ def replace_file(path: Path, text: str, fsync: bool = True) -> Path:  # fsync: s
         if fsync: os.fsync(f.fileno())
     os.replace(tmp, path); return path
 
+def scrub_file(path: Path, scrubber=None) -> bool:  # scrubber: text -> text; default `scrub_known`
+    "Rewrite the file at `path` (whole, as `replace_file` does) without secrets; True if anything was found."
+    raw = path.read_text(encoding="utf-8"); clean = (scrubber or scrub_known)(raw)
+    if clean != raw: replace_file(path, clean)
+    return clean != raw
+
 def _stamp(path: Path):
     try: st = path.stat(); return st.st_ino, st.st_size, st.st_mtime_ns
     except FileNotFoundError: return None
@@ -224,7 +233,7 @@ def _locked(path: Path, timeout: float):
         try: yield
         finally: fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
-# %% ../nbs/30_memory.ipynb #1806f8be
+# %% ../nbs/30_memory.ipynb #583a27da
 @patch
 def _load(self: Memory, repair: bool):
     p = self.path
@@ -243,6 +252,7 @@ def _write(self: Memory, text: str):
         with self._lock(): replace_file(self.path, text, fsync)
     self._stamp = _stamp(self.path)
 
+# %% ../nbs/30_memory.ipynb #eba949cc
 @patch
 @contextmanager
 def _lock(self: Memory):
@@ -285,7 +295,7 @@ def _check_header(self: Memory, line: str | None):
         raise MemoryFormatError(f"{self.path}:1: memory format version {head.get('version')!r} is newer than this "
                                 f"reasoning_kit (reads up to {MEMORY_VERSION})")
 
-# %% ../nbs/30_memory.ipynb #fc7eed4e
+# %% ../nbs/30_memory.ipynb #31174db3
 def _events(run) -> list[Event]:
     log = getattr(run, "log", run)  # an Outcome, a Run, a Log or a list of events
     return list(log.events if isinstance(log, Log) else log)
@@ -309,6 +319,7 @@ def remember_lessons(outcome,  # a Reflexion run: an Outcome, a Log or its event
         known.add((lesson.casefold(), task)); out.append(memory.add(lesson, tags, about=task))
     return out
 
+# %% ../nbs/30_memory.ipynb #d08e5788
 def reflections_for(memory: Memory, task: str,  # the next run's task
                     k: int = 5, tags: Iterable[str] | None = ("reflexion",)) -> list[str]:
     "Lessons relevant to `task`, for `input['reflections']`: the `k` best, most relevant last."

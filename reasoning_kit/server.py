@@ -61,7 +61,7 @@ from .algos.swarm import Swarm
 from .algos.toolloop import ToolLoop
 from .clients.models import scrub as scrub_runs
 from .events import Event
-from .memory import SECRET_NAME, replace_file
+from .memory import SECRET_NAME, scrub_file
 from .runtime import Algorithm, Budget, Engine, Outcome, Run, check_float, check_int
 from .session import INDEX, Session, SessionBudgetSpent, SessionBusy, SessionChanged, SessionLocked
 
@@ -293,8 +293,7 @@ async def _finished(self: RunServer, entry: _Tracked):
         entry.unsubscribe(); _wake(entry)
         f = self.log_dir / f"{entry.id}.jsonl" if self.log_dir is not None and entry.session is None else None
         if f is not None and entry.run.done and f.exists():  # a key a model echoed leaves the log on disk when the run ends
-            raw = f.read_text(encoding="utf-8"); clean = scrub(raw, self._secrets)
-            if clean != raw: replace_file(f, clean)
+            scrub_file(f, lambda text: scrub(text, self._secrets))
         done = [k for k, e in self.runs.items() if e.outcome is not None or e.task.done()]
         for k in done[:max(0, len(done) - self.keep)]: del self.runs[k]
 
