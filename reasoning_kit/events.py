@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from fastcore.basics import patch
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 # %% auto #0
 __all__ = ['SCHEMA_VERSION', 'DURABILITY', 'LOG_FORMAT', 'TORN', 'Event', 'Log', 'LogFormatError', 'LogLocked', 'Reducer', 'fold',
@@ -32,7 +32,7 @@ class Event(BaseModel):
     "One thing that happened in a run."
     model_config = ConfigDict(frozen=True, extra="forbid")
     kind: str  # dotted name of what happened, e.g. `tot.proposed`
-    data: dict[str, Any] = {}  # JSON payload
+    data: dict[str, Any] = Field(default_factory=dict)  # JSON payload
     key: str | None = None  # the effect (logical step) this event belongs to
     seq: int = -1  # position in the log, set when appended
     at: float = 0.0  # seconds since the run started; informational, never folded
@@ -64,28 +64,32 @@ class Log:
     def __repr__(self): return f"Log({len(self.events)} events)"
 
 # %% ../nbs/00_events.ipynb #fc6c6008
-_seen_kinds: set[str] = set()
+_seen_kinds: dict[str, str] = {}  # every kind checked so far, to its one shared copy
 
-def _check_kind(kind: str):
-    if kind in _seen_kinds: return
+def _check_kind(kind: str) -> str:
+    "`kind` checked (once per kind), as the one copy every event of that kind shares."
+    seen = _seen_kinds.get(kind)
+    if seen is not None: return seen
     if not _KIND.match(kind): raise ValueError(f"event kind {kind!r} must be dotted lower_case words, like 'tot.proposed'")
-    _seen_kinds.add(kind)
+    _seen_kinds[kind] = kind
+    return kind
 
-_FIELDS = frozenset(Event.model_fields)
+_FIELDS = set(Event.model_fields)  # one set every event shares: every field is set, so pydantic's in-place .add is a no-op and model_copy copies it
+
+_new, _set = object.__new__, object.__setattr__
 
 def _event(kind: str, data: dict, key: str | None, seq: int, at: float) -> Event:
     "Build an event without validation (what `model_construct` does, minus its per-field loop)."
-    ev = object.__new__(Event)
-    object.__setattr__(ev, "__dict__", {"kind": kind, "data": data, "key": key, "seq": seq, "at": at})
-    object.__setattr__(ev, "__pydantic_fields_set__", _FIELDS)
-    object.__setattr__(ev, "__pydantic_extra__", None)
-    object.__setattr__(ev, "__pydantic_private__", None)
+    ev = _new(Event)
+    d = ev.__dict__  # filled in field order, it shares its keys with every other event's: a fifth smaller than a dict of its own
+    d["kind"] = kind; d["data"] = data; d["key"] = key; d["seq"] = seq; d["at"] = at
+    _set(ev, "__pydantic_fields_set__", _FIELDS); _set(ev, "__pydantic_extra__", None); _set(ev, "__pydantic_private__", None)
     return ev
 
 @patch
 def append(self: Log, kind: str, data: dict | None = None, key: str | None = None) -> Event:
     "Record that `kind` happened (with `data`, for effect `key`) and return the event."
-    _check_kind(kind)
+    kind = _check_kind(kind)  # f"{effect}.result" makes a new string per call: the log keeps one
     ev = _event(kind, data if data is not None else {}, key, len(self.events), round(time.monotonic() - self._t0, 6))
     self.events.append(ev)
     if self._file is not None:
@@ -153,10 +157,8 @@ def close(self: Log):
         self._file.close(); self._file = None
 
 # %% ../nbs/00_events.ipynb #5a82ea45
-def _parse(text: str, source: str = "<text>", repair: bool = False) -> Log:
-    lines = text.split("\n")
-    ends_clean = text.endswith("\n") or text == ""
-    if ends_clean: lines = lines[:-1]
+def _header_of(lines: list[str], source: str) -> None:
+    "Check the header line (the first of `lines`): the format, and a schema this version reads."
     if not lines: raise LogFormatError(f"{source}: empty: a log starts with a header line")
     try: head = json.loads(lines[0])
     except json.JSONDecodeError as e: raise LogFormatError(f"{source}:1: header is not JSON ({e.msg})") from None
@@ -165,6 +167,9 @@ def _parse(text: str, source: str = "<text>", repair: bool = False) -> Log:
     if not isinstance(head.get("schema"), int) or head["schema"] > SCHEMA_VERSION:
         raise LogFormatError(f"{source}:1: log schema {head.get('schema')!r} is newer than this reasoning_kit "
                              f"(reads up to {SCHEMA_VERSION}); upgrade reasoning_kit to read it")
+
+def _careful(lines: list[str], source: str, ends_clean: bool, repair: bool) -> list[Event]:
+    "The events of `lines` (the header included), one line at a time, naming the line of the first problem."
     events = []
     for n, line in enumerate(lines[1:], start=2):
         last = n == len(lines)
@@ -175,15 +180,60 @@ def _parse(text: str, source: str = "<text>", repair: bool = False) -> Log:
                 raise LogFormatError(f"{source}:{n}: truncated: {TORN} (the process died while writing it?); "
                                      f"read it with repair=True to drop that line") from None
             raise LogFormatError(f"{source}:{n}: not valid JSON ({e.msg} at column {e.colno})") from None
-        try: ev = Event.model_validate(obj)
+        try: ev = _as_event(obj, len(events)) or Event.model_validate(obj)
         except ValidationError as e:
             raise LogFormatError(f"{source}:{n}: not an event: {e.errors()[0]['loc']} {e.errors()[0]['msg']}") from None
         if ev.seq != len(events):
             raise LogFormatError(f"{source}:{n}: event seq {ev.seq} out of order (expected {len(events)}): "
                                  "a log is append-only")
         events.append(ev)
-    return Log(events)
+    return events
 
+
+# %% ../nbs/00_events.ipynb #91e38ea4
+import gc
+from functools import partial
+from operator import is_
+
+_is_none = partial(is_, None)
+
+try: from orjson import loads as _loads  # a few times faster than the standard library's reader
+except ImportError: _loads = json.loads
+
+_EVENT_KEYS = frozenset(Event.model_fields)
+
+def _as_event(obj, seq: int) -> Event | None:
+    "The event `obj` holds when it is exactly the log's form at position `seq` (checked by hand); None: let pydantic judge."
+    if type(obj) is not dict: return None
+    if len(obj) == 5 and "data" in obj and "at" in obj and "key" in obj:  # as the log writes it: every field
+        kind, data, key, at, s = obj.get("kind"), obj["data"], obj["key"], obj["at"], obj.get("seq")
+    elif _EVENT_KEYS.issuperset(obj): kind, data, key, at, s = obj.get("kind"), obj.get("data", {}), obj.get("key"), obj.get("at", 0.0), obj.get("seq")
+    else: return None
+    if s != seq or type(s) is not int or type(kind) is not str or type(data) is not dict or not (key is None or type(key) is str) or type(at) not in (float, int): return None
+    kind = _seen_kinds.get(kind) or (_check_kind(kind) if _KIND.match(kind) else None)
+    if kind is None: return None
+    return _event(kind, data, key, seq, float(at))
+
+# %% ../nbs/00_events.ipynb #d0bcfe95
+def _fast(lines: list[str]) -> list[Event] | None:
+    "The events of `lines` (after the header) when every line is exactly an event; None: some line needs the careful path."
+    try: objs = list(map(_loads, lines))
+    except ValueError: return None  # not JSON, or JSON that orjson refuses (NaN, huge integers): the careful path decides
+    events = list(map(_as_event, objs, range(len(objs))))
+    return None if any(map(_is_none, events)) else events
+
+def _parse(text: str, source: str = "<text>", repair: bool = False) -> Log:
+    lines = text.split("\n")
+    ends_clean = text.endswith("\n") or text == ""
+    if ends_clean: lines = lines[:-1]
+    _header_of(lines, source)
+    collecting = gc.isenabled(); gc.disable()  # no cycles are made here: don't let the collector walk the list as it grows
+    try: events = _fast(lines[1:]) if ends_clean else None
+    finally:
+        if collecting: gc.enable()
+    return Log(events if events is not None else _careful(lines, source, ends_clean, repair))
+
+# %% ../nbs/00_events.ipynb #1d943ebb
 @patch(cls_method=True)
 def from_jsonl(cls: Log, text: str, repair: bool = False) -> Log:
     "Parse JSON Lines text into a `Log`."
@@ -194,6 +244,7 @@ def read(cls: Log, path: str | Path, repair: bool = False) -> Log:
     "Read a log file; `repair=True` drops a last line that a crash cut short."
     path = Path(path)
     return _parse(path.read_text(encoding="utf-8"), str(path), repair=repair)
+
 
 # %% ../nbs/00_events.ipynb #0f6bc16d
 import warnings

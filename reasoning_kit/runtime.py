@@ -24,13 +24,13 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 
 from .events import SCHEMA_VERSION, Event, Log, Timeline, fold
-from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage
+from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_form, log_form, trusted
 
 # %% auto #0
 __all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'prompt_estimate', 'call_price', 'RunState',
            'Algorithm', 'check_int', 'input_notes', 'check_float', 'check_bool', 'check_str', 'check_choice',
            'check_str_list', 'renamed', 'RunReducer', 'algorithm_of', 'fold_run', 'Check', 'EffectCall', 'Context',
-           'Run', 'Outcome', 'Engine']
+           'stop_tasks', 'Run', 'Outcome', 'Engine']
 
 # %% ../nbs/03_runtime.ipynb #f63c13b3
 class Status(str, Enum):
@@ -142,26 +142,25 @@ def _started(s: RunState, e: Event):
     d = e.data; s.algorithm, s.config, s.input = d.get("algorithm"), d.get("config", {}), d.get("input", {})
     s.seed, s.budget = d.get("seed", 0), d.get("budget")
 
-def _request(s: RunState, e: Event):
-    eff = e.kind.split(".", 1)[0]
+def _request(s: RunState, e: Event, eff: str):
     s.issued[eff] = s.issued.get(eff, 0) + 1
     s.pending[e.key] = eff  # the request itself stays in the log: no copy per call
 
-def _result(s: RunState, e: Event):
-    eff = e.kind.split(".", 1)[0]
+def _result(s: RunState, e: Event, eff: str):
     s.pending.pop(e.key, None)
-    res = e.data.get("result")
+    d = e.data; res = d.get("result")
     s.results[e.key] = {"effect": eff, "result": res}
-    if eff == "llm" and e.data.get("served"): s.cached += 1
-    if eff == "llm" and res:
+    if eff != "llm": return
+    if d.get("served"): s.cached += 1
+    if res:
         u = res.get("usage") or {}
         s.prompt_tokens += u.get("prompt_tokens", 0); s.completion_tokens += u.get("completion_tokens", 0)
         s.cached_tokens += u.get("cached_tokens", 0)
         if u.get("cost"): s.cost_nanos += round(u["cost"] * 1e9)
 
-def _error(s: RunState, e: Event):
+def _error(s: RunState, e: Event, eff: str):
     s.pending.pop(e.key, None)
-    s.results[e.key] = {"effect": e.kind.split(".", 1)[0], "error": e.data.get("error")}
+    s.results[e.key] = {"effect": eff, "error": e.data.get("error")}
 
 def _exhausted(s: RunState, e: Event): s.exhausted = e.data.get("reason")
 def _finished(s: RunState, e: Event): s.status, s.error = e.data.get("status"), e.data.get("error")
@@ -271,22 +270,26 @@ class RunReducer:
     "Folds a run's events: the engine's into `RunState`, all of them into the algorithm's state."
     def __init__(self, algorithm: Algorithm | None = None):
         self.algorithm = algorithm
-        self._engine_part: dict[str, Callable | None] = {}  # kind -> the engine's reducer for it, cached
+        self._engine_part: dict[str, tuple] = {}  # kind -> (the engine's reducer for it or None, the effect it is part of or None), cached
 
     def initial(self) -> RunState:
         return RunState(algo=self.algorithm.initial() if self.algorithm else None)
 
-    def _part(self, e: Event):
-        f = _ENGINE_EVENTS.get(e.kind)
-        if f is None and e.kind.count(".") == 1: f = _EFFECT_PARTS.get(e.kind.rpartition(".")[2])
-        self._engine_part[e.kind] = f
-        return f
+    def _part(self, kind: str) -> tuple:
+        f = _ENGINE_EVENTS.get(kind)
+        eff, _, part = kind.partition(".")
+        part = (f, None) if f is not None else (_EFFECT_PARTS.get(part) if kind.count(".") == 1 else None, eff)  # an effect part: f(s, e, effect)
+        self._engine_part[kind] = part
+        return part
 
     def apply(self, s: RunState, e: Event):
-        if e.kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
+        kind = e.kind
+        if kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
             s.__dict__.update(self.initial().__dict__); return
-        f = self._engine_part[e.kind] if e.kind in self._engine_part else self._part(e)
-        if f is not None and (e.key is not None or f in _ENGINE_EVENTS.values()): f(s, e)
+        f, eff = self._engine_part.get(kind) or self._part(kind)
+        if f is not None:
+            if eff is None: f(s, e)
+            elif e.key is not None: f(s, e, eff)
         if self.algorithm is not None: self.algorithm.apply(s.algo, e)
 
 def algorithm_of(events) -> Algorithm | None:
@@ -353,9 +356,11 @@ class Context:
 
     async def llm(self, request: LLMRequest | list[Message] | str, *, key: str, stream: bool = False, **fields) -> LLMResponse:
         "Ask a model; `fields` override request fields (role, temperature, n, model ...)."
-        if isinstance(request, str): request = LLMRequest(messages=[Message(role="user", content=request)])
-        elif isinstance(request, list): request = LLMRequest(messages=request)
-        if fields: request = request.model_copy(update=fields)
+        if type(request) is str and not fields: request = trusted(LLMRequest, messages=[trusted(Message, role="user", content=request)])
+        elif isinstance(request, (str, list)):  # the fields are validated with the rest
+            request = LLMRequest(messages=[Message(role="user", content=request)] if isinstance(request, str) else request, **fields)
+        elif fields and type(request) is LLMRequest: request = trusted(LLMRequest, **(request.__dict__ | fields))  # model_copy(update=), a third of its cost
+        elif fields: request = request.model_copy(update=fields)
         return await self.effect("llm", key, request, stream=stream)
 
     async def tool(self, call: ToolCall, *, key: str):
@@ -370,7 +375,7 @@ class Context:
 @patch
 async def effect(self: Context, effect: str, key: str, request: BaseModel, stream: bool = False):
     run = self._run
-    req = request.model_dump(mode="json", exclude_defaults=True)  # what the log holds, and what replay compares
+    req = log_form(request)  # what the log holds, and what replay compares: model_dump(mode="json", exclude_defaults=True)
     seen = run._asked.get(key)
     if seen is not None:  # 1. asked before in this run: one call, one answer
         if seen != req: raise ValueError(f"effect key {key!r} was used twice for different requests; keys must "
@@ -379,13 +384,28 @@ async def effect(self: Context, effect: str, key: str, request: BaseModel, strea
         if key in run.state.results: return run._answer_of(effect, key)
     run._asked[key] = req
     fut = run._inflight[key] = asyncio.get_running_loop().create_future()
+    task = asyncio.current_task(); run._busy[task] = run._busy.get(task, 0) + 1  # settled before the run ends
     try: res = await run._serve(effect, key, request, req, stream)
+    except asyncio.CancelledError: fut.cancel(); raise
     except BaseException as e:
         fut.set_exception(e); fut.exception()  # mark retrieved: the caller gets it below
         raise
     else: fut.set_result(res)
-    finally: del run._inflight[key]
+    finally:
+        del run._inflight[key]
+        if (n := run._busy.pop(task) - 1): run._busy[task] = n
     return res
+
+# %% ../nbs/03_runtime.ipynb #c50dbf3c
+async def stop_tasks(tasks) -> None:
+    "Cancel `tasks` and wait until every one has stopped, reading what each raised (so asyncio has nothing to warn about)."
+    tasks = [t for t in tasks if not t.done()] + [t for t in tasks if t.done()]
+    for t in tasks: t.cancel()
+    while pending := [t for t in tasks if not t.done()]:
+        try: await asyncio.wait(pending)
+        except asyncio.CancelledError: pass  # cancelled again while stopping: stopping comes first
+    for t in tasks:
+        if not t.cancelled(): t.exception()
 
 # %% ../nbs/03_runtime.ipynb #12dd7e59
 @patch
@@ -395,9 +415,11 @@ async def gather(self: Context, *aws: Awaitable, return_exceptions: bool = False
     so the algorithm can record what it did get; otherwise the first failure by position is raised.
     Cancellation, and errors that are bugs rather than failed effects, are always raised."""
     self._run._gathering += 1
+    tasks = [asyncio.ensure_future(a) for a in aws]
     try:
-        tasks = [asyncio.ensure_future(a) for a in aws]
         if tasks: await asyncio.wait(tasks)
+    except BaseException:  # the run is being cancelled: so are these, and the run waits until they have stopped
+        await stop_tasks(tasks); raise
     finally: self._run._gathering -= 1
     out, stop = [], None
     for t in tasks:
@@ -423,6 +445,7 @@ class Run:
         self._inflight: dict[str, asyncio.Future] = {}  # keys being answered right now
         self._gathering = 0  # gathers in progress: effects then yield once after being admitted
         self._held = [0, 0]  # tokens and nanodollars reserved by model calls in flight
+        self._busy: dict[asyncio.Task, int] = {}  # tasks answering effects right now (how many each)
         self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
         self.served: dict[str, int] = {}  # effects served from the replayed log
         self.sent: dict[str, int] = {}  # effects actually sent to handlers (and not answered by a cache)
@@ -431,7 +454,7 @@ class Run:
         self.served_keys: list[str] = []  # keys served from the replayed log
         self.cached_keys: list[str] = []  # keys a handler answered from a cache
         self._delta_listeners: list[Callable] = []
-        self._cancel = False
+        self._cancel = self._started = False
         self._task: asyncio.Task | None = None
         self._t0 = time.monotonic()
 
@@ -536,7 +559,7 @@ async def _answer(self: Run, handler, effect: str, key: str, request: BaseModel,
             self.log.append(f"{effect}.error", {"error": payload, "replayed": True}, key=key)
             raise EffectFailed(effect, key, payload)
         self.log.append(f"{effect}.result", {"result": payload, "replayed": True, **({"served": served} if served else {})}, key=key)
-        return rtype.model_validate(payload)
+        return from_log_form(rtype, payload)  # model_validate, by hand for the usual reply
     if self._replay and self._replay.time_refusals.get(key): self._out_of_time(effect, key, "as recorded in the replayed log")
     self.sent[effect] = self.sent.get(effect, 0) + 1
     call = EffectCall(key, effect, self, self._on_delta if stream and self._delta_listeners else None)
@@ -558,10 +581,10 @@ async def _answer(self: Run, handler, effect: str, key: str, request: BaseModel,
         raise EffectFailed(effect, key, err) from e
     if call.served is not None:  # a cache answered: logged as served, not counted as a model call
         self.sent[effect] -= 1; self.cached[effect] = self.cached.get(effect, 0) + 1; self.cached_keys.append(key)
-        self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True), "served": call.served}, key=key)
+        self.log.append(f"{effect}.result", {"result": log_form(res), "served": call.served}, key=key)
     else:
         self.asked_keys.append(key)
-        self.log.append(f"{effect}.result", {"result": res.model_dump(mode="json", exclude_defaults=True)}, key=key)
+        self.log.append(f"{effect}.result", {"result": log_form(res)}, key=key)
     return res
 
 @patch
@@ -569,7 +592,7 @@ def _answer_of(self: Run, effect: str, key: str):
     "The answer already folded for `key`, as the handler's type (or its error, raised again)."
     r = self.state.results[key]
     if "error" in r: raise EffectFailed(effect, key, r["error"])
-    return self.engine.handlers[effect].result_type.model_validate(r["result"])
+    return from_log_form(self.engine.handlers[effect].result_type, r["result"])
 
 @patch
 def _on_delta(self: Run, delta):
@@ -601,22 +624,33 @@ class Outcome(BaseModel):
 # %% ../nbs/03_runtime.ipynb #ca6e5999
 @patch
 async def _main(self: Run) -> Outcome:
-    a = self.algorithm
+    a, self._started = self.algorithm, True
     self.log.append("run.started", {"algorithm": a.name, "config": a.config(), "input": self.input, "seed": self.seed,
                                     "budget": self.budget.model_dump() if self.budget else None, "schema": SCHEMA_VERSION,
                                     **({"parent": self.parent} if self.parent else {})})
-    status, error = Status.OK, None
+    status, error, outside = Status.OK, None, False
     try:
-        st = await a.run(Context(self))
+        st = await a.run(Context(self)) if not self._cancel else Status.CANCELLED
         status = Status(st) if st is not None else Status.OK
         if self.state.exhausted and status in (Status.OK, Status.NO_SOLUTION): status = Status.BUDGET_EXHAUSTED
     except BudgetExhausted: status = Status.BUDGET_EXHAUSTED
     except Cancelled: status = Status.CANCELLED
     except asyncio.CancelledError:
-        if not self._cancel: self._finish(Status.CANCELLED, "cancelled from outside"); raise
-        asyncio.current_task().uncancel(); status = Status.CANCELLED
+        outside, self._cancel = not self._cancel, True
+        if not outside: asyncio.current_task().uncancel()
+        status, error = Status.CANCELLED, "cancelled from outside" if outside else None
     except Exception as e: status, error = Status.FAILED, f"{type(e).__name__}: {e}"
-    return self._finish(status, error)
+    me = asyncio.current_task()
+    await stop_tasks([t for t in self._busy if t is not me])  # effects still being answered by other tasks
+    if not outside:  # a cancel that came after the algorithm's last await is taken here, not left to cancel the ended task
+        try: await asyncio.sleep(0)
+        except asyncio.CancelledError: pass
+        if me.cancelling() and self._cancel: me.uncancel()
+        elif me.cancelling(): outside, error = True, "cancelled from outside"
+    if (self._cancel or outside) and status != Status.FAILED: status = Status.CANCELLED  # cancelled before the end
+    out = self._finish(status, error)
+    if outside: raise asyncio.CancelledError("cancelled from outside")
+    return out
 
 @patch
 def _finish(self: Run, status: Status, error: str | None) -> Outcome:
@@ -633,8 +667,9 @@ def _finish(self: Run, status: Status, error: str | None) -> Outcome:
 @patch
 def cancel(self: Run):
     "Stop the run; it ends with status CANCELLED and keeps everything logged so far."
-    self._cancel = True
-    if self._task is not None and not self._task.done(): self._task.cancel()
+    if self.state.status is not None: return  # run.finished is logged: the run has ended, nothing to stop
+    self._cancel = True  # a run not started yet sees this first, and runs nothing
+    if self._task is not None and not self._task.done() and self._started: self._task.cancel()
 
 @patch
 def __await__(self: Run): return self._task.__await__()

@@ -16,9 +16,9 @@ from pydantic import BaseModel, Field, ValidationError, model_serializer
 
 # %% auto #0
 __all__ = ['Role', 'FinishReason', 'MODEL_PROVIDERS', 'PROVIDER_GROUP', 'ToolCall', 'Message', 'drop_empty', 'system', 'user',
-           'assistant', 'tool_result', 'ToolSpec', 'LLMRequest', 'Usage', 'Choice', 'LLMResponse',
-           'StructuredOutputError', 'structured', 'parse_as', 'TextDelta', 'ToolCallDelta', 'LLMClient',
-           'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler', 'with_call_ids']
+           'assistant', 'tool_result', 'ToolSpec', 'LLMRequest', 'Usage', 'Choice', 'LLMResponse', 'trusted',
+           'log_form', 'from_log_form', 'StructuredOutputError', 'structured', 'parse_as', 'TextDelta', 'ToolCallDelta',
+           'LLMClient', 'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler', 'with_call_ids']
 
 # %% ../../nbs/01_llm.ipynb #d59dbaaa
 Role = Literal["system", "user", "assistant", "tool"]
@@ -27,17 +27,17 @@ class ToolCall(BaseModel):
     "A model's request to run a tool."
     id: str | None = None  # the provider's id; the engine fills a deterministic one when absent
     name: str  # the tool's name
-    arguments: dict[str, Any] = {}  # already parsed from JSON
+    arguments: dict[str, Any] = Field(default_factory=dict)  # already parsed from JSON
 
 class Message(BaseModel):
     "One message of a conversation."
     role: Role
     content: str | None = None
-    tool_calls: list[ToolCall] = []  # assistant messages only
+    tool_calls: list[ToolCall] = Field(default_factory=list)  # assistant messages only
     tool_call_id: str | None = None  # tool messages: the call this answers
     name: str | None = None  # tool messages: the tool's name
     reasoning: str | None = None  # assistant: the model's reasoning text (`reasoning_content`, Anthropic thinking)
-    thinking: list[dict[str, Any]] = []  # assistant: Anthropic thinking blocks, sent back as they came on the next turn
+    thinking: list[dict[str, Any]] = Field(default_factory=list)  # assistant: Anthropic thinking blocks, sent back as they came on the next turn
 
     @model_serializer(mode="wrap")
     def _lean(self, handler):  # the optional extras are written only when present, so older logs and new ones read alike
@@ -65,7 +65,7 @@ class ToolSpec(BaseModel):
 class LLMRequest(BaseModel):
     "Everything a model call needs."
     messages: list[Message]
-    tools: list[ToolSpec] = []
+    tools: list[ToolSpec] = Field(default_factory=list)
     role: str = "default"  # what the call is for; handlers may route by it
     model: str | None = None  # e.g. "openai:gpt-4o-mini"; None: the client's default
     temperature: float | None = None
@@ -75,7 +75,7 @@ class LLMRequest(BaseModel):
     stop: list[str] | None = None
     seed: int | None = None
     tool_choice: str | None = None  # "auto", "none", "required" or a tool name
-    extra: dict[str, Any] = {}  # provider-specific options, passed through
+    extra: dict[str, Any] = Field(default_factory=dict)  # provider-specific options, passed through
     response_schema: dict[str, Any] | None = None  # a JSON schema the reply must follow (see `structured`)
     response_name: str | None = None  # its name (the pydantic model's)
 
@@ -116,7 +116,7 @@ class Choice(BaseModel):
 class LLMResponse(BaseModel):
     "What a model said: one choice per sample, with usage."
     choices: list[Choice] = Field(min_length=1)
-    usage: Usage = Usage()
+    usage: Usage = Field(default_factory=Usage)
     model: str | None = None
 
     @property
@@ -129,6 +129,159 @@ class LLMResponse(BaseModel):
     def tool_calls(self) -> list[ToolCall]: return self.choices[0].message.tool_calls
     @property
     def finish_reason(self) -> FinishReason: return self.choices[0].finish_reason
+
+# %% ../../nbs/01_llm.ipynb #07c6fcab
+_SPECS: dict[type, tuple] = {}  # model class -> (field names, required names, every field's default, the factories)
+
+def _spec(cls: type[BaseModel]) -> tuple:
+    if cls.__private_attributes__ or cls.model_config.get("extra") == "allow": raise TypeError(f"trusted: {cls.__name__} has private or extra fields")
+    fs = cls.model_fields
+    _SPECS[cls] = spec = (frozenset(fs), tuple(n for n, f in fs.items() if f.is_required()), {n: f.default for n, f in fs.items()},
+                          tuple((n, f.default_factory) for n, f in fs.items() if f.default_factory is not None))
+    return spec
+
+_new, _set = object.__new__, object.__setattr__
+
+def trusted(cls: type[BaseModel], /, **values) -> BaseModel:
+    "A `cls` from `values` that are already valid (built here, or validated once): no validation, no copies."
+    names, required, defaults, factories = _SPECS.get(cls) or _spec(cls)
+    d = defaults.copy(); d.update(values)  # in field order, as validation makes it
+    if len(d) != len(defaults): raise TypeError(f"trusted: {cls.__name__} has no field {sorted(set(values) - names)}")
+    for n in required:
+        if n not in values: raise TypeError(f"trusted: {cls.__name__} needs {n!r}")
+    for n, f in factories:
+        if n not in values: d[n] = f()
+    m = _new(cls)
+    _set(m, "__dict__", d); _set(m, "__pydantic_fields_set__", set(values)); _set(m, "__pydantic_extra__", None); _set(m, "__pydantic_private__", None)
+    return m
+
+# %% ../../nbs/01_llm.ipynb #c13954f9
+class _NotPlain(Exception): pass
+
+def _json(v):
+    "A copy of `v` if it is JSON as it stands (what pydantic's json mode hands back unchanged)."
+    t = type(v)
+    if t is str or t is int or t is bool or v is None or (t is float and v - v == 0): return v
+    if t is list: return [_json(x) for x in v]
+    if t is dict and all(type(k) is str for k in v): return {k: _json(x) for k, x in v.items()}
+    raise _NotPlain
+
+def _str(v):
+    if type(v) is not str: raise _NotPlain
+    return v
+
+# %% ../../nbs/01_llm.ipynb #e731b283
+def _tool_call(tc) -> dict:
+    if type(tc) is not ToolCall: raise _NotPlain
+    d = tc.__dict__; out = {} if d["id"] is None else {"id": _str(d["id"])}
+    out["name"] = _str(d["name"])
+    if d["arguments"] != {}: out["arguments"] = _json(d["arguments"])
+    return out
+
+_SYSTEM: dict[str, dict] = {}  # system prompt -> its logged message: most requests repeat one, and the logs share it
+
+def _message(m) -> dict:
+    if type(m) is not Message: raise _NotPlain
+    d = m.__dict__
+    if d["role"] == "system" and type(d["content"]) is str and not (d["tool_calls"] or d["tool_call_id"] or d["name"] or d["reasoning"] or d["thinking"]):
+        out = _SYSTEM.get(d["content"])
+        if out is None:
+            if len(_SYSTEM) >= 256: _SYSTEM.clear()  # bounded: a run that makes up new system prompts holds no more than this
+            out = _SYSTEM[d["content"]] = {"role": "system", "content": d["content"]}
+        return out
+    out = {"role": _str(d["role"])}
+    for k in ("content", "tool_calls", "tool_call_id", "name", "reasoning", "thinking"):
+        v = d[k]
+        if v is None or (not v and k in ("tool_calls", "reasoning", "thinking")): continue
+        out[k] = [_tool_call(tc) for tc in v] if k == "tool_calls" else _json(v) if k == "thinking" else _str(v)
+    return out
+
+# %% ../../nbs/01_llm.ipynb #44f6703d
+_REQUEST_DEFAULTS = {k: f.default for k, f in LLMRequest.model_fields.items() if f.default_factory is None and k != "messages"}
+
+def _request(r) -> dict:
+    if type(r) is not LLMRequest: raise _NotPlain
+    d = r.__dict__; out = {"messages": [_message(m) for m in d["messages"]]}
+    if d["tools"]: out["tools"] = [t.model_dump(mode="json", exclude_defaults=True) for t in d["tools"]]
+    for k, dflt in _REQUEST_DEFAULTS.items():
+        v = d[k]
+        if v == dflt or (not v and k in ("response_schema", "response_name")): continue
+        out[k] = _json(v)
+    if d["extra"]: out["extra"] = _json(d["extra"])
+    return out
+
+# %% ../../nbs/01_llm.ipynb #8e6196c0
+_USAGE = tuple(Usage.model_fields)
+
+def _usage(u) -> dict:
+    if type(u) is not Usage: raise _NotPlain
+    d = u.__dict__
+    return {k: _json(d[k]) for k in _USAGE if d[k] != (0.0 if k == "cost" else 0)}
+
+def _response(r) -> dict:
+    if type(r) is not LLMResponse: raise _NotPlain
+    choices = []
+    for c in r.choices:
+        if type(c) is not Choice: raise _NotPlain
+        ch = {"message": _message(c.message)}
+        if c.finish_reason != "stop": ch["finish_reason"] = _str(c.finish_reason)
+        if c.logprobs: ch["logprobs"] = _json(c.logprobs)
+        choices.append(ch)
+    out = {"choices": choices}
+    if u := _usage(r.usage): out["usage"] = u
+    if r.model is not None: out["model"] = _str(r.model)
+    return out
+
+# %% ../../nbs/01_llm.ipynb #3a3f8e4d
+_LOG_FORMS = {LLMRequest: _request, LLMResponse: _response}
+
+def log_form(obj: BaseModel) -> dict:
+    "`obj.model_dump(mode=\"json\", exclude_defaults=True)`, the form the log holds: written directly for plain requests and responses."
+    f = _LOG_FORMS.get(type(obj))
+    if f is not None:
+        try: return f(obj)
+        except _NotPlain: pass
+    return obj.model_dump(mode="json", exclude_defaults=True)
+
+# %% ../../nbs/01_llm.ipynb #2ef04b0b
+from typing import get_args
+
+_ROLES, _FINISH, _USAGE_FIELDS = frozenset(get_args(Role)), frozenset(get_args(FinishReason)), frozenset(Usage.model_fields)
+
+def _message_from(d) -> Message | None:
+    if type(d) is not dict or len(d) > 2 or type(d.get("role")) is not str or d["role"] not in _ROLES: return None
+    if len(d) == 1: return trusted(Message, role=d["role"])
+    c = d.get("content", 0)
+    return trusted(Message, role=d["role"], content=c) if c is None or type(c) is str else None
+
+def _usage_from(d) -> Usage | None:
+    if type(d) is not dict or not _USAGE_FIELDS.issuperset(d): return None
+    for k, v in d.items():
+        if not (type(v) is int or (k == "cost" and (v is None or type(v) is float))): return None
+    if type(d.get("cost")) is int: return None
+    return trusted(Usage, **d)
+
+# %% ../../nbs/01_llm.ipynb #e50f9616
+def _response_from(d) -> LLMResponse | None:
+    if type(d) is not dict or not {"choices", "usage", "model"}.issuperset(d): return None
+    cs, model = d.get("choices"), d.get("model")
+    if type(cs) is not list or not cs or not (model is None or type(model) is str): return None
+    usage = _usage_from(d["usage"]) if "usage" in d else Usage()
+    choices = []
+    for c in cs:
+        if type(c) is not dict or not {"message", "finish_reason"}.issuperset(c): return None
+        m, fr = _message_from(c.get("message")), c.get("finish_reason", "stop")
+        if m is None or type(fr) is not str or fr not in _FINISH: return None
+        choices.append(trusted(Choice, message=m, finish_reason=fr) if "finish_reason" in c else trusted(Choice, message=m))
+    if usage is None: return None
+    return trusted(LLMResponse, choices=choices, usage=usage, **({"model": model} if "model" in d else {}))
+
+_FROM_LOG = {LLMResponse: _response_from}
+
+def from_log_form(cls: type[BaseModel], d) -> BaseModel:
+    "`cls.model_validate(d)` for a dict the log holds; the usual reply is checked by hand, anything else by pydantic."
+    f = _FROM_LOG.get(cls)
+    return (f is not None and f(d)) or cls.model_validate(d)
 
 # %% ../../nbs/01_llm.ipynb #1d429777
 class StructuredOutputError(ValueError):

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from fastcore.basics import patch
 
 from . import (Choice, FinishReason, LLMRequest, LLMResponse, Message, ToolCall,
-                                    Usage, assistant)
+                                    Usage, assistant, trusted)
 
 # %% auto #0
 __all__ = ['reply', 'text', 'tool_call', 'takes_key', 'FakeLLMClient']
@@ -36,7 +36,11 @@ def tool_call(name: str, id: str | None = None, /, **arguments: Any) -> LLMRespo
 
 # %% ../../nbs/02_fake.ipynb #e29db400
 def _words(messages: list[Message]) -> int:
-    return sum(len((m.content or "").split()) + sum(len(str(tc.arguments).split()) + 1 for tc in m.tool_calls) for m in messages)
+    n = 0
+    for m in messages:
+        n += len((m.content or "").split())
+        if m.tool_calls: n += sum(len(str(tc.arguments).split()) + 1 for tc in m.tool_calls)
+    return n
 
 def takes_key(fn: Callable) -> bool:
     "Whether `fn` accepts two positional arguments, `(request, key)`."
@@ -54,6 +58,7 @@ class FakeLLMClient:
                  keep: int | None = 1000):  # requests kept in `requests` (None: all)
         if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
             raise ValueError(f"FakeLLMClient: keep must be a non-negative int or None, got {keep!r}")
+        if name is not None and not isinstance(name, str): raise ValueError(f"FakeLLMClient: name must be a string or None, got {name!r:.80}")
         self.model, self.name, self.keep = model, name, keep
         self.takes_key = takes_key(model)  # decided once: is the effect key passed as a second argument?
         self.calls = 0  # how many times `complete` was called
@@ -61,11 +66,16 @@ class FakeLLMClient:
 
 
 # %% ../../nbs/02_fake.ipynb #aa590f61
+def _said(content: str) -> LLMResponse:
+    "`text(content)` for a str `content`, built trusted (the rest are constants)."
+    return trusted(LLMResponse, choices=[trusted(Choice, message=trusted(Message, role="assistant", content=content))])
+
 @patch
 async def _one(self: FakeLLMClient, request: LLMRequest, key: str | None) -> LLMResponse:
     out = self.model(request, key) if self.takes_key else self.model(request)
     if inspect.isawaitable(out): out = await out
-    if isinstance(out, str): out = text(out)
+    if type(out) is str: out = _said(out)  # the common case, built without validating constants
+    elif isinstance(out, str): out = text(out)
     if not isinstance(out, LLMResponse):
         raise TypeError(f"scripted model returned {type(out).__name__}; return an LLMResponse or a str")
     return out
@@ -84,10 +94,10 @@ async def complete(self: FakeLLMClient, request: LLMRequest, call=None) -> LLMRe
     "Ask the script, once per sample; `call` is the engine's effect call (its `key` goes to a two-argument script)."
     self._note(request)
     key = getattr(call, "key", None)
-    outs = [await self._one(request, key) for _ in range(request.n)]
+    outs = [await self._one(request, key)] if request.n == 1 else [await self._one(request, key) for _ in range(request.n)]
     choices = [c for o in outs for c in o.choices]
-    usage = sum((o.usage for o in outs), Usage())
+    usage = outs[0].usage if len(outs) == 1 else sum((o.usage for o in outs), Usage())
     if usage.total_tokens == 0:
-        usage = Usage(prompt_tokens=_words(request.messages), completion_tokens=sum(_words([c.message]) for c in choices))
-    return LLMResponse(choices=choices, usage=usage, model=self.name)
+        usage = trusted(Usage, prompt_tokens=_words(request.messages), completion_tokens=sum(_words([c.message]) for c in choices))
+    return trusted(LLMResponse, choices=choices, usage=usage, model=self.name)  # every part is a validated or trusted model
 

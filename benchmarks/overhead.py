@@ -1,0 +1,253 @@
+"""How close reasoning_kit runs to the floor: per-call overhead, critical path, replay, memory, fold and read (issue 11).
+
+    python benchmarks/overhead.py [--runs 20] [--kept 1000] [--quick]
+
+The workload is a Tree of Thoughts beam of 110 model calls (depth 3, width 5, branching 5, no early stop)
+against an instant scripted model, run three ways in the same process:
+
+- floor: the same beam as a bare asyncio loop (f-strings for prompts, `asyncio.gather` per level, a sort),
+- engine alone: the same beam hand-written over the Engine (`ctx.llm`, `ctx.gather`, one event per level),
+- TreeOfThoughts: the library's algorithm, as a user runs it.
+
+Times are CPU time (time.process_time), the median of 5 samples of `runs` runs each, so other work on the
+machine does not inflate them. Nothing is frozen out of the garbage collector and no request is prebuilt:
+the engine runs as a user would, its log always on. Every figure is printed beside its ratio against the
+floor (or the live run) measured in the same run, and the issue's target.
+
+Before issue 11 (main at 523745a, 2 cores shared with other work; the dropped-outcomes row was measured
+after the kept ones then, so its figure is noise):
+
+                                                      value unit        ratio   target (issue 11)
+    floor: bare asyncio beam                            9.5 us/call      1.0x   
+    engine alone: the beam over the Engine            191.3 us/call     20.2x   target <= 3x
+    TreeOfThoughts, log in memory                     335.1 us/call     35.5x   target <= 4x
+    TreeOfThoughts, log to a file (flush)             480.6 us/call     50.8x   
+    critical path, 10 ms model: wall time             186.6 ms           3.1x   ratio vs 2 x depth latencies; target <= 1.1
+    replay of a recorded run                          270.6 us/call      1.4x   live / replay; target >= 5x
+    fold of a 30,002-event log                        315.7 k ev/s              target >= 1,000k events/s
+    read the JSON Lines log (validated, 4.5 MB)         4.8 MB/s                target >= 100 MB/s
+    memory of a finished 110-call ToT Outcome         567.1 KiB                 1528 B/event over 380 events; target <= 100 KiB
+    1,000 ToT runs, outcomes kept (RSS growth)        583.7 MiB                 target < 100 MiB
+    1,000 more runs, outcomes dropped (RSS growth)     -154.7 KiB/run             one FakeLLMClient keeps 1782 requests (keep=1000)
+"""
+import argparse
+import asyncio
+import gc
+import json
+import statistics
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+from reasoning_kit.algos import TreeOfThoughts
+from reasoning_kit.events import Log, fold
+from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.runtime import Algorithm, Engine, RunReducer
+
+DEPTH, WIDTH, BRANCHING = 3, 5, 5
+CALLS = BRANCHING * 2 + (DEPTH - 1) * WIDTH * BRANCHING * 2  # 110
+TASK = {"task": "Make 24 from 4 9 10 13."}
+
+
+def score_of(key: str) -> int: return sum(map(ord, key)) % 10  # a deterministic score per node
+
+
+def script(request, key):
+    "The instant model: a distinct step per proposal key, a score for each score key."
+    return str(score_of(key)) if key.endswith("/score") else f"step {key}"
+
+
+# --- the floor: the same beam, bare asyncio -------------------------------------------------------------
+async def floor_model(prompt: str, key: str) -> str: return script(None, key)
+
+
+async def floor_beam() -> list:
+    beam = [("n", [])]
+    for level in range(1, DEPTH + 1):
+        jobs = [(f"{p}.{i}", path) for p, path in beam for i in range(1, BRANCHING + 1)]
+        steps = await asyncio.gather(*[floor_model(f"{TASK['task']}\nSteps: {path}\nWrite the next step.", f"tot/{k}/propose")
+                                       for k, path in jobs])
+        cands = [(k, [*path, s]) for (k, path), s in zip(jobs, steps)]
+        scores = await asyncio.gather(*[floor_model(f"{TASK['task']}\nSteps: {path}\nHow promising?", f"tot/{k}/score")
+                                        for k, path in cands])
+        ranked = sorted(zip(cands, map(float, scores)), key=lambda x: -x[1])
+        beam = [c for c, _ in ranked[:WIDTH]]
+    return beam
+
+
+# --- the engine alone: the same beam over the Engine ----------------------------------------------------
+class Beam(Algorithm):
+    "The floor's beam over the Engine: keyed model calls, a gather per level, one event per level."
+    name = "bench_beam"
+
+    def initial(self): return {"beam": []}
+    def apply(self, s, e):
+        if e.kind == "beam.selected": s["beam"] = e.data["beam"]
+
+    async def run(self, ctx):
+        beam = [("n", [])]
+        for level in range(1, DEPTH + 1):
+            jobs = [(f"{p}.{i}", path) for p, path in beam for i in range(1, BRANCHING + 1)]
+            steps = await ctx.gather(*[ctx.llm(f"{TASK['task']}\nSteps: {path}\nWrite the next step.", key=f"tot/{k}/propose")
+                                       for k, path in jobs])
+            cands = [(k, [*path, s.text]) for (k, path), s in zip(jobs, steps)]
+            scores = await ctx.gather(*[ctx.llm(f"{TASK['task']}\nSteps: {path}\nHow promising?", key=f"tot/{k}/score")
+                                        for k, path in cands])
+            ranked = sorted(zip(cands, (float(r.text) for r in scores)), key=lambda x: -x[1])
+            beam = [c for c, _ in ranked[:WIDTH]]
+            ctx.emit("beam.selected", level=level, beam=[k for k, _ in beam])
+
+    def result(self, s): return {"answer": s["beam"][0] if s["beam"] else None}
+
+
+def tot() -> TreeOfThoughts: return TreeOfThoughts(depth=DEPTH, width=WIDTH, branching=BRANCHING, stop_score=None)
+
+
+async def engine_run(alg, model=script, client=None, **kw):
+    async with Engine() as engine:
+        LLMHandler(client or FakeLLMClient(model)).attach(engine)
+        return await engine.run(alg, TASK, **kw)
+
+
+# --- measuring --------------------------------------------------------------------------------------------
+LOOP = asyncio.new_event_loop()
+
+
+def cpu_per_call(make, runs: int, samples: int = 5) -> float:
+    "Median over `samples` of the CPU time per model call of `runs` runs of `make()`."
+    async def many():
+        for _ in range(runs): await make()
+    out = []
+    for _ in range(samples):
+        t = time.process_time(); LOOP.run_until_complete(many()); out.append((time.process_time() - t) / (runs * CALLS))
+    return statistics.median(out)
+
+
+def row(label, value, unit, ratio=None, target=""):
+    r = f"{ratio:6.1f}x" if ratio is not None else "       "
+    print(f"{label:44} {value:10.1f} {unit:9} {r}   {target}")
+
+
+def overhead(runs: int):
+    check = LOOP.run_until_complete(engine_run(tot()))
+    assert check.calls == CALLS and check.status.value == "ok", (check.calls, check.status)
+    beam = LOOP.run_until_complete(engine_run(Beam()))
+    assert beam.calls == CALLS and beam.value["answer"] == LOOP.run_until_complete(floor_beam())[0][0]
+    floor = cpu_per_call(floor_beam, runs)
+    eng = cpu_per_call(lambda: engine_run(Beam()), runs)
+    full = cpu_per_call(lambda: engine_run(tot()), runs)
+    with tempfile.TemporaryDirectory() as d:
+        n = iter(range(10**9))
+        filed = cpu_per_call(lambda: engine_run(tot(), log=Path(d) / f"{next(n)}.jsonl"), runs)
+    row("floor: bare asyncio beam", floor * 1e6, "us/call", 1.0)
+    row("engine alone: the beam over the Engine", eng * 1e6, "us/call", eng / floor, "target <= 3x")
+    row("TreeOfThoughts, log in memory", full * 1e6, "us/call", full / floor, "target <= 4x")
+    row("TreeOfThoughts, log to a file (flush)", filed * 1e6, "us/call", filed / floor)
+    return check
+
+
+def critical_path(latency: float = 0.01):
+    async def slow(request, key):
+        await asyncio.sleep(latency); return script(request, key)
+    walls = []
+    for _ in range(3):
+        t = time.perf_counter(); LOOP.run_until_complete(engine_run(tot(), slow)); walls.append(time.perf_counter() - t)
+    wall = statistics.median(walls)
+    row(f"critical path, {latency * 1e3:.0f} ms model: wall time", wall * 1e3, "ms", wall / (2 * DEPTH * latency),
+        f"ratio vs 2 x depth latencies; target <= 1.1")
+
+
+def replay(live, runs: int):
+    t_live = cpu_per_call(lambda: engine_run(tot()), runs)
+    again = LOOP.run_until_complete(engine_run(tot(), replay=live.log))
+    assert again.value == live.value and again.sent == {}, again.sent
+    t_rep = cpu_per_call(lambda: engine_run(tot(), replay=live.log), runs)
+    row("replay of a recorded run", t_rep * 1e6, "us/call", t_live / t_rep, "live / replay; target >= 5x")
+
+
+def memory(kept: int):
+    LOOP.run_until_complete(engine_run(tot()))  # warm: caches, interned kinds
+    gc.collect(); tracemalloc.start(); before = tracemalloc.get_traced_memory()[0]
+    out = LOOP.run_until_complete(engine_run(tot()))
+    gc.collect(); size = tracemalloc.get_traced_memory()[0] - before; tracemalloc.stop()
+    row("memory of a finished 110-call ToT Outcome", size / 1024, "KiB", None,
+        f"{size / len(out.log):.0f} B/event over {len(out.log)} events; target <= 100 KiB")
+    del out
+
+    client = FakeLLMClient(script)  # one client for every run, as a notebook keeps one
+
+    def rss():
+        gc.collect()
+        with open("/proc/self/status") as f: return next(int(l.split()[1]) for l in f if l.startswith("VmRSS")) / 1024
+    base = rss()
+    dropped = max(kept // 4, 10)
+    for _ in range(dropped): LOOP.run_until_complete(engine_run(tot(), client=client))
+    grown = rss() - base
+    row(f"{dropped:,} runs, outcomes dropped (RSS growth)", grown * 1024 / dropped, "KiB/run", None,
+        f"one FakeLLMClient keeps {len(client.requests)} requests (keep={client.keep})")
+    base = rss()
+    outs = [LOOP.run_until_complete(engine_run(tot(), client=client)) for _ in range(kept)]
+    grown = rss() - base
+    row(f"{kept:,} ToT runs, outcomes kept (RSS growth)", grown, "MiB", None, "target < 100 MiB")
+    del outs
+
+
+class Sequential(Algorithm):
+    "N model calls one after another, each recorded as a domain event (the fold and read workload)."
+    name = "bench_overhead_sequential"
+    def __init__(self, n: int = 10_000): self.n = n
+    def initial(self): return {"answers": 0}
+    def apply(self, s, e):
+        if e.kind == "bench.answered": s["answers"] += 1
+    async def run(self, ctx):
+        for i in range(self.n):
+            r = await ctx.llm(f"question {i}: what is {i} + {i}?", key=f"b/{i}")
+            ctx.emit("bench.answered", text=r.text)
+    def result(self, s): return {"answer": s["answers"]}
+
+
+class Noop:
+    def initial(self): return None
+    def apply(self, s, e): pass
+
+
+def fold_and_read(n: int = 10_000):
+    out = LOOP.run_until_complete(engine_run(Sequential(n), model=lambda r: "ok"))
+    events = list(out.log)
+    def med(fn, k=5):
+        ts = []
+        for _ in range(k): t = time.process_time(); fn(); ts.append(time.process_time() - t)
+        return statistics.median(ts)
+    assert fold(events, RunReducer(Sequential(n))).algo == out.state.algo
+    t = med(lambda: fold(events, RunReducer(Sequential(n))))
+    row(f"fold of a {len(events):,}-event log", len(events) / t / 1e3, "k ev/s", None, "target >= 1,000k events/s")
+    with tempfile.TemporaryDirectory() as d:
+        p = out.log.write(Path(d) / "run.jsonl")
+        mb = p.stat().st_size / 1e6
+        assert Log.read(p).events == out.log.events
+        t = med(lambda: Log.read(p), 3)
+        t_json = med(lambda: [json.loads(line) for line in p.read_text(encoding="utf-8").split("\n")[1:-1]], 3)
+        row(f"read the JSON Lines log (validated, {mb:.1f} MB)", mb / t, "MB/s", t_json / t,
+            "vs json.loads of each line; target >= 100 MB/s")
+    t_noop = med(lambda: fold(events, Noop()))
+    row("  fold with a reducer that does nothing", len(events) / t_noop / 1e3, "k ev/s", None, "the floor of a fold on this machine")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=20, help="runs per timing sample")
+    ap.add_argument("--kept", type=int, default=1000, help="runs for the memory figures")
+    ap.add_argument("--quick", action="store_true", help="fewer runs, for a smoke test")
+    a = ap.parse_args()
+    if a.quick: a.runs, a.kept = 2, 20
+    print(f"{'':44} {'value':>10} {'unit':9} {'ratio':>7}   target (issue 11)")
+    live = overhead(a.runs)
+    critical_path()
+    replay(live, a.runs)
+    fold_and_read(10_000 if not a.quick else 1000)
+    memory(a.kept)
+
+
+if __name__ == "__main__":
+    main()

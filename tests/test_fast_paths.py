@@ -1,0 +1,98 @@
+"The fast paths of issue 11 give exactly what the validated paths give: log_form vs model_dump, the fast log reader vs the careful one."
+import json
+
+from hypothesis import given, settings, strategies as st
+
+from reasoning_kit.events import Event, Log, LogFormatError, _careful, _header
+from reasoning_kit.llm import Choice, LLMRequest, LLMResponse, Message, ToolCall, Usage, log_form, trusted
+
+text = st.text(max_size=8)
+jsonish = st.recursive(st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=True) | text,
+                       lambda c: st.lists(c, max_size=3) | st.tuples(c) | st.dictionaries(text, c, max_size=3), max_leaves=6)
+calls = st.builds(ToolCall, id=st.none() | text, name=text, arguments=st.dictionaries(text, jsonish, max_size=2))
+messages = st.builds(Message, role=st.sampled_from(["system", "user", "assistant", "tool"]), content=st.none() | text,
+                     tool_calls=st.lists(calls, max_size=2), tool_call_id=st.none() | text, name=st.none() | text,
+                     reasoning=st.none() | text, thinking=st.lists(st.dictionaries(text, jsonish, max_size=2), max_size=1))
+requests = st.builds(LLMRequest, messages=st.lists(messages, min_size=1, max_size=3), role=st.sampled_from(["default", "judge"]),
+                     model=st.none() | text, temperature=st.none() | st.floats(0, 2), n=st.integers(1, 4),
+                     stop=st.none() | st.lists(text, max_size=2), seed=st.none() | st.integers(-5, 5),
+                     extra=st.dictionaries(text, jsonish, max_size=2), response_schema=st.none() | st.dictionaries(text, jsonish, max_size=1),
+                     response_name=st.none() | text)
+usages = st.builds(Usage, prompt_tokens=st.integers(0, 9), completion_tokens=st.integers(0, 9), cached_tokens=st.integers(0, 3),
+                   cost=st.none() | st.floats(0, 1), reasoning_tokens=st.integers(0, 3))
+responses = st.builds(LLMResponse, choices=st.lists(st.builds(Choice, message=messages, finish_reason=st.sampled_from(["stop", "length", "tool_calls"]),
+                                                              logprobs=st.none() | jsonish), min_size=1, max_size=2),
+                      usage=usages, model=st.none() | text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(requests)
+def test_log_form_of_a_request_is_its_json_dump(r):
+    assert log_form(r) == r.model_dump(mode="json", exclude_defaults=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(responses)
+def test_log_form_of_a_response_is_its_json_dump(r):
+    assert log_form(r) == r.model_dump(mode="json", exclude_defaults=True)
+
+
+def test_trusted_builds_what_validation_builds():
+    assert trusted(LLMResponse, choices=[trusted(Choice, message=trusted(Message, role="assistant", content="x"))]) == \
+        LLMResponse(choices=[Choice(message=Message(role="assistant", content="x"))])
+    m = trusted(Message, role="assistant", tool_calls=[ToolCall(name="f")])
+    m.tool_calls[0].id = "c1"; m.content = "now"  # trusted models stay ordinary, mutable pydantic models
+    assert m.model_dump(exclude_unset=True) == {"role": "assistant", "tool_calls": [{"id": "c1", "name": "f"}], "content": "now"}
+
+
+line = st.fixed_dictionaries({"seq": st.integers(0, 3), "kind": st.sampled_from(["a.b", "x.y_z", "Bad", "a"])},
+                             optional={"at": st.floats(allow_nan=False) | st.integers(0, 5) | st.just("1.5") | st.booleans(),
+                                       "key": st.none() | text | st.integers(0, 2), "data": st.dictionaries(text, jsonish, max_size=2) | st.lists(text),
+                                       "extra": st.just(1)})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(line, max_size=4))
+def test_fast_reader_agrees_with_the_careful_one(objs):
+    "Whatever the lines hold, the fast reader gives the events (or the error) that validating each line gives."
+    body = "".join(json.dumps(o) + "\n" for o in objs)
+    text = _header() + body
+    try: want = _careful(text.split("\n")[:-1], "<text>", True, False)
+    except LogFormatError as e: want = str(e)
+    try: got = Log.from_jsonl(text).events
+    except LogFormatError as e: got = str(e)
+    assert got == want
+    if isinstance(want, list):
+        assert [e.model_dump() for e in got] == [Event.model_validate(o).model_dump() for o in objs]
+
+
+def test_a_corrupt_line_is_still_named():
+    text = _header() + '{"seq": 0, "kind": "a.b"}\n{"seq": 1, "kind": "a.b", "data": {NaN\n'
+    try: Log.from_jsonl(text); raise AssertionError("no error")
+    except LogFormatError as e: assert str(e).startswith("<text>:3: not valid JSON"), str(e)
+
+
+@settings(max_examples=60, deadline=None)
+@given(responses)
+def test_from_log_form_reads_what_log_form_wrote(r):
+    from reasoning_kit.llm import from_log_form
+    d = log_form(r)
+    assert from_log_form(LLMResponse, d) == LLMResponse.model_validate(d)
+
+
+payloads = st.recursive(jsonish | st.sampled_from(["assistant", "robot", "stop", "length", "choices", "message", "role", "content"]),
+                        lambda c: st.lists(c, max_size=2) | st.dictionaries(st.sampled_from(["choices", "message", "role", "content", "usage", "model",
+                                                                                             "finish_reason", "prompt_tokens", "cost", "x"]), c, max_size=3),
+                        max_leaves=10)
+
+
+@settings(max_examples=60, deadline=None)
+@given(payloads)
+def test_from_log_form_agrees_with_pydantic_on_anything(d):
+    "Whatever a log holds, the hand check builds what pydantic builds, or leaves pydantic to refuse it."
+    from pydantic import ValidationError
+    from reasoning_kit.llm import from_log_form
+    def outcome(f):
+        try: return f()
+        except ValidationError as e: return ("invalid", str(e.errors()[0]["loc"]))
+    assert outcome(lambda: from_log_form(LLMResponse, d)) == outcome(lambda: LLMResponse.model_validate(d))
