@@ -1,4 +1,5 @@
-"""The same sweep on a Ray cluster: each item a Ray task with its own Engine; rows, logs and progress come back as on one machine.
+"""The same sweep on a Ray cluster: each item a Ray task with its own
+Engine; rows, logs and progress come back as on one machine.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/sweep_ray.html.md"""
 
