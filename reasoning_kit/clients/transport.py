@@ -112,14 +112,20 @@ class OpenAIClient(HTTPClient):
         self.max_tokens_param = max_tokens_param or ("max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens")
         self.stream_usage, self.native_n = stream_usage, native_n
 
-    def _path(self) -> str: return "/chat/completions"
-    async def _headers(self) -> dict:
-        key = await self._key()
-        return {"content-type": "application/json", **({"authorization": f"Bearer {key}"} if key else {}), **self.headers}
-    def _body(self, request: LLMRequest, model: str, stream: bool) -> dict:
-        return openai_body(request, model, stream, max_tokens_param=self.max_tokens_param, stream_usage=self.stream_usage)
-    def _parse_body(self, body: Any, price: Price | None) -> LLMResponse: return parse_openai(body, price)
-    def _accumulator(self) -> OpenAIStream: return OpenAIStream()
+# %% ../../nbs/06e_transport.ipynb #959e1429
+@patch
+def _path(self: OpenAIClient) -> str: return "/chat/completions"
+@patch
+async def _headers(self: OpenAIClient) -> dict:
+    key = await self._key()
+    return {"content-type": "application/json", **({"authorization": f"Bearer {key}"} if key else {}), **self.headers}
+@patch
+def _body(self: OpenAIClient, request: LLMRequest, model: str, stream: bool) -> dict:
+    return openai_body(request, model, stream, max_tokens_param=self.max_tokens_param, stream_usage=self.stream_usage)
+@patch
+def _parse_body(self: OpenAIClient, body: Any, price: Price | None) -> LLMResponse: return parse_openai(body, price)
+@patch
+def _accumulator(self: OpenAIClient) -> OpenAIStream: return OpenAIStream()
 
 # %% ../../nbs/06e_transport.ipynb #5d105025
 class AnthropicClient(HTTPClient):
@@ -134,14 +140,20 @@ class AnthropicClient(HTTPClient):
         super().__init__(model, **kwargs)
         self.max_tokens, self.version = max_tokens, version
 
-    def _path(self) -> str: return "/messages" if self.base_url.endswith("/v1") else "/v1/messages"
-    async def _headers(self) -> dict:
-        key = await self._key()
-        return {"content-type": "application/json", "anthropic-version": self.version, **({"x-api-key": key} if key else {}), **self.headers}
-    def _body(self, request: LLMRequest, model: str, stream: bool) -> dict:
-        return anthropic_body(request, model, stream, max_tokens=self.max_tokens)
-    def _parse_body(self, body: Any, price: Price | None) -> LLMResponse: return parse_anthropic(body, price)
-    def _accumulator(self) -> AnthropicStream: return AnthropicStream()
+# %% ../../nbs/06e_transport.ipynb #ce099cd0
+@patch
+def _path(self: AnthropicClient) -> str: return "/messages" if self.base_url.endswith("/v1") else "/v1/messages"
+@patch
+async def _headers(self: AnthropicClient) -> dict:
+    key = await self._key()
+    return {"content-type": "application/json", "anthropic-version": self.version, **({"x-api-key": key} if key else {}), **self.headers}
+@patch
+def _body(self: AnthropicClient, request: LLMRequest, model: str, stream: bool) -> dict:
+    return anthropic_body(request, model, stream, max_tokens=self.max_tokens)
+@patch
+def _parse_body(self: AnthropicClient, body: Any, price: Price | None) -> LLMResponse: return parse_anthropic(body, price)
+@patch
+def _accumulator(self: AnthropicClient) -> AnthropicStream: return AnthropicStream()
 
 # %% ../../nbs/06e_transport.ipynb #2f085b33
 class _Released(httpx.AsyncByteStream):
