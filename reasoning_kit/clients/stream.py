@@ -136,6 +136,18 @@ async def _stream_samples(self: HTTPClient, requests: list[LLMRequest], call, fi
             else: yield item.model_copy(update={"index": first + i})
     yield merge_responses([finals[i] for i in sorted(finals)])
 
+# %% ../../nbs/06f_stream.ipynb #2b1e4115
+@patch
+async def _topped_up(self: HTTPClient, request: LLMRequest, resp: LLMResponse, call) -> AsyncIterator:
+    "`resp`, after streaming the samples a server that ignored `n` left out (marked with their index)."
+    if len(resp.choices) < request.n:
+        k = len(resp.choices)
+        async with aclosing(self._stream_samples([sample_of(request, i) for i in range(k, request.n)], call, first=k)) as items:
+            async for item in items:
+                if isinstance(item, LLMResponse): resp = merge_responses([resp, item])
+                else: yield item
+    yield resp
+
 # %% ../../nbs/06f_stream.ipynb #abda137c
 @patch
 async def _stream_all(self: HTTPClient, request: LLMRequest, call) -> AsyncIterator:
@@ -156,13 +168,8 @@ async def _stream_all(self: HTTPClient, request: LLMRequest, call) -> AsyncItera
         async with aclosing(self._stream_all(request, call)) as items:
             async for item in items: yield item
         return
-    if len(resp.choices) < request.n:  # the server ignored n
-        k = len(resp.choices)
-        async with aclosing(self._stream_samples([sample_of(request, i) for i in range(k, request.n)], call, first=k)) as items:
-            async for item in items:
-                if isinstance(item, LLMResponse): resp = merge_responses([resp, item])
-                else: yield item
-    yield resp
+    async with aclosing(self._topped_up(request, resp, call)) as items:
+        async for item in items: yield item
 
 # %% ../../nbs/06f_stream.ipynb #42bff078
 @patch
