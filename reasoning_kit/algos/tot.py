@@ -620,3 +620,18 @@ async def _synthesize(self: TreeOfThoughts, ctx: Context, task: str, w: str, ans
     said = self._hook("final_answer")(said) or said
     ctx.emit("tot.synthesized", node=w, answer=said or None, error=None if said else "empty reply")
     return said or answer
+
+# %% ../../nbs/14_tot.ipynb #c9502b98
+def _kept(s: ToTState, depth: int) -> list[str]:
+    return [f"{i} {s.nodes[i].text[:40]!r}" for i in sorted((i for i, n in s.nodes.items() if n.depth == depth and n.status in ("kept", "final")), key=_order)]
+
+@patch
+def differences(self: TreeOfThoughts, a: ToTState, b: ToTState) -> list[str]:
+    "What changed from search `a` to search `b`: the thoughts kept at each level, moved scores, the answer."
+    depth = max([n.depth for n in a.nodes.values()] + [n.depth for n in b.nodes.values()] + [0])
+    out = [f"level {d} kept: {_kept(a, d)} -> {_kept(b, d)}" for d in range(1, depth + 1) if _kept(a, d) != _kept(b, d)]
+    moved = [f"{i} scored {a.nodes[i].score} -> {b.nodes[i].score}" for i in sorted(a.nodes.keys() & b.nodes.keys(), key=_order)
+             if a.nodes[i].score != b.nodes[i].score and a.nodes[i].text == b.nodes[i].text]
+    out += moved[:8] + ([f"... and {len(moved) - 8} more scores"] if len(moved) > 8 else [])
+    if a.answer != b.answer: out.append(f"answer: {a.answer!r} -> {b.answer!r}")
+    return out
