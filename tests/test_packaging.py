@@ -82,4 +82,6 @@ def test_llms_txt_and_the_package_docstring_list_every_module():
                   for p in (ROOT / "reasoning_kit").rglob("*.py") if not p.name.startswith("_"))
     llms, doc = (ROOT / "nbs" / "llms.txt").read_text(), reasoning_kit.__doc__
     assert len(mods) >= 30
-    assert [m for m in mods if f"[{m}]" not in llms] == [] and [m for m in mods if f"`{m}`" not in doc] == []
+    missing = sorted({m for m in mods if f"[{m}]" not in llms or f"`{m}`" not in doc})
+    assert not missing, (f"not listed: {missing}; give each notebook's `> description` two lines (nbdev lists a module whose "
+                         "docstring is more than its summary and Docs: link), then nbdev-export")
