@@ -11,10 +11,10 @@ from __future__ import annotations
 from ..algos.generate_test_repair import RepairState
 from ..events import Event
 from ..runtime import RunState
-from . import esc, shorten, view
+from . import esc, says, shorten, view
 
 # %% auto #0
-__all__ = ['repair_grid', 'generate_test_repair_view']
+__all__ = ['repair_grid', 'generate_test_repair_view', 'gtr_says']
 
 # %% ../../nbs/28_view_generate_test_repair.ipynb #0af585a2
 _TD = "text-align:left;vertical-align:top;padding:4px 8px;border:1px solid #e5e7eb"
@@ -60,3 +60,17 @@ def generate_test_repair_view(state: RunState, event: Event | None) -> str:
     if s.winner: parts.append(f'passed: <b style="color:#dc2626">{esc(s.winner["answer"])}</b>')
     elif s.ended: parts.append(f'<b style="color:#b45309">ended: {esc(s.ended)}</b>')
     return f'<div style="margin-bottom:4px">{" · ".join(parts)}</div>' + (repair_grid(s, _current(event)) if s.candidates else "")
+
+# %% ../../nbs/28_view_generate_test_repair.ipynb #ffb59047
+@says("generate_test_repair")
+def gtr_says(state: RunState, e: Event) -> str | None:
+    "What a generate-test-repair event did: a candidate's answer, its test, a repair asked for, the winner."
+    d = e.data; who = lambda: f"candidate {d['candidate'] + 1}" + (f", repair {d['attempt']}" if d.get("attempt") else "")
+    if e.kind == "generate_test_repair.generated": return f"{who()}: answers {shorten(d.get('answer'), 80)}"
+    if e.kind == "generate_test_repair.tested": return f"{who()}: " + ("passes the check" if d.get("passed") else f"fails: {shorten(d.get('message'), 80)}")
+    if e.kind == "generate_test_repair.repair_requested": return f"{who()} asked for"
+    if e.kind == "generate_test_repair.dropped": return f"{who()}: dropped ({shorten(d.get('error'), 80)})"
+    if e.kind == "generate_test_repair.passed": return f"candidate {d['candidate'] + 1} passes: {shorten(d.get('answer'), 80)}"
+    if e.kind == "generate_test_repair.exhausted": return f"no candidate passed in {d.get('attempts')} attempts"
+    return None
+

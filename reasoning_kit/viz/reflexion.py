@@ -11,10 +11,10 @@ from __future__ import annotations
 from ..algos.reflexion import ReflexionState
 from ..events import Event
 from ..runtime import RunState
-from . import esc, view
+from . import esc, says, shorten, view
 
 # %% auto #0
-__all__ = ['trials_html', 'reflexion_view']
+__all__ = ['trials_html', 'reflexion_view', 'reflexion_says']
 
 # %% ../../nbs/22_view_reflexion.ipynb #8b2f8e82
 _CELL = "text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid #e5e7eb;white-space:pre-wrap"
@@ -64,3 +64,15 @@ def reflexion_view(state: RunState, event: Event | None) -> str:
     return (f'<div style="margin-bottom:4px">{" · ".join(parts)}</div>'
             + (trials_html(s, _trial_of(event)) if s.trials else "<i>no attempt yet</i>")
             + f'<div style="margin-top:6px"><small style="color:#666">lessons the next attempt reads</small><ul style="margin:2px 0">{lessons}</ul></div>')
+
+# %% ../../nbs/22_view_reflexion.ipynb #cb3e14a8
+@says("reflexion")
+def reflexion_says(state: RunState, e: Event) -> str | None:
+    "What a Reflexion event did: an attempt, its verdict, a lesson."
+    d = e.data
+    if e.kind == "reflexion.attempted": return f"trial {d['trial']}: attempts {shorten(d.get('candidate'), 80)}"
+    if e.kind == "reflexion.feedback":
+        return f"trial {d['trial']}: " + ("passed" if d.get("ok") else f"rejected ({shorten(d.get('message'), 80)})") + f" by {d.get('by')}"
+    if e.kind == "reflexion.reflected": return f"trial {d['trial']} leaves a lesson: {shorten(d.get('lesson'), 80)}"
+    return None
+
