@@ -16,7 +16,7 @@ from . import esc, says, shorten, view
 # %% auto #0
 __all__ = ['rounds_html', 'generator_critic_view', 'gc_says']
 
-# %% ../../nbs/27_view_generator_critic.ipynb #c034be40
+# %% ../../nbs/27_view_generator_critic.ipynb #62936756
 _TD = "text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid #e5e7eb;white-space:pre-wrap"
 
 def _round_of(e: Event | None) -> int | None:
@@ -24,6 +24,8 @@ def _round_of(e: Event | None) -> int | None:
     if isinstance(e.data.get("round"), int): return e.data["round"]
     return None
 
+
+# %% ../../nbs/27_view_generator_critic.ipynb #7849eb65
 def rounds_html(s: CriticState, current: int | None = None) -> str:
     "One row per draft: the draft, the verdict, the feedback."
     verdicts = {v["round"]: v for v in s.verdicts}
@@ -40,6 +42,7 @@ def rounds_html(s: CriticState, current: int | None = None) -> str:
                     f'<td style="{_TD}">{verdict}{by}</td><td style="{_TD}">{esc((v or {}).get("feedback") or "")}</td></tr>')
     head = "".join(f'<th style="{_TD}">{h}</th>' for h in ("round", "draft", "verdict", "feedback"))
     return f'<table style="border-collapse:collapse;font-size:inherit;width:100%"><tr>{head}</tr>{"".join(rows)}</table>'
+
 
 # %% ../../nbs/27_view_generator_critic.ipynb #90aa0a87
 @view("generator_critic", jumps={"draft": "generator_critic.drafted", "verdict": "generator_critic.critiqued"},

@@ -18,7 +18,7 @@ from . import Graph, esc, says, shorten, view
 # %% auto #0
 __all__ = ['node_label', 'ties', 'tree_graph', 'tree_summary', 'tot_view', 'tot_says']
 
-# %% ../../nbs/25_view_tot.ipynb #a8367c02
+# %% ../../nbs/25_view_tot.ipynb #d5d70696
 _STYLE = {
     "root": {"fillcolor": "#e5e7eb"},
     "proposed": {"fillcolor": "white", "style": "rounded,filled,dashed"},
@@ -34,6 +34,8 @@ _CURRENT = {"color": "#2563eb", "penwidth": "3"}
 _REASON = {"min_score": "✗ below min score", "beam_capacity": "✗ beam full", "duplicate": "✗ duplicate",
            "evaluation_failed": "✗ evaluation failed"}
 
+
+# %% ../../nbs/25_view_tot.ipynb #1ed6690c
 def _wrap(s: str, width: int, lines: int) -> str:
     "`s` wrapped to at most `lines` lines of `width` characters, the last one cut with an ellipsis."
     out = textwrap.wrap(" ".join(str(s).split()), width) or [""]
@@ -49,6 +51,7 @@ def node_label(n: ThoughtNode, tie: str | None = None) -> str:  # tie: the node 
         if tie: why += f"\n(tie with {tie}: the earlier node wins)"
         return f"{n.id}{score}\n{_wrap(n.text, 22, 1)}\n{why}"
     return f"{n.id}{score}{' ★ answer' if n.final else ''}\n{_wrap(n.text, 28, 2)}"
+
 
 # %% ../../nbs/25_view_tot.ipynb #6db72915
 def _focus(e: Event | None) -> set[str]:
@@ -117,10 +120,12 @@ def tot_view(state: RunState, event: Event | None) -> str:
     if not s.nodes: return tree_summary(s)
     return tree_summary(s, state) + tree_graph(s, event).html()
 
-# %% ../../nbs/25_view_tot.ipynb #b739ab1c
+# %% ../../nbs/25_view_tot.ipynb #bdcf03d4
 _PRUNED = {"min_score": "below the minimum score", "beam_capacity": "beam full", "duplicate": "the same step as another",
            "evaluation_failed": "its evaluation failed"}
 
+
+# %% ../../nbs/25_view_tot.ipynb #88edcd03
 @says("tree_of_thoughts")
 def tot_says(state: RunState, e: Event) -> str | None:
     "What a tree-of-thoughts event did, in the search's terms."
