@@ -259,7 +259,7 @@ def closing_html(self: Stepper, i: int) -> str:
     s = self.state_at(i)
     try: answer = (self.algorithm.result(s.algo) or {}).get("answer") if self.algorithm else None
     except Exception: answer = None
-    cost = f" · cost ${s.cost:.4f}" if s.cost else ""
+    cost = f" · cost ${s.cost:.4f}"  # shown even at zero: a scripted or unpriced model costs nothing
     return (f'<div class="rk-closing" style="margin-top:6px;padding:4px 6px;background:#f0fdf4;border:1px solid #bbf7d0">'
             f'answer <b>{esc(shorten(answer, 200)) if answer is not None else "none"}</b> · {s.calls} model calls · '
             f'{s.tokens:,} tokens{cost} · status <b>{esc(s.status)}</b></div>')
