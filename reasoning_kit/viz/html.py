@@ -8,6 +8,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/html.html.md"""
 # %% ../../nbs/19a_html.ipynb #29fbc58c
 from __future__ import annotations
 
+import functools
 import html
 import re
 import shutil
@@ -210,15 +211,19 @@ def tree_svg(self: Graph) -> str:
         out.append(f'<path class="edge" fill="none" stroke="{esc(_colour(a.get("color")))}" stroke-width="{float(a.get("penwidth", 1)):g}" '
                    f'd="M{a1:.1f},{y1:.1f} C{mid:.1f},{y1:.1f} {mid:.1f},{y2:.1f} {a2:.1f},{y2:.1f}"/>')
     for k, (n, a) in enumerate(self.nodes.items()):
-        x, y, w, h = pos[n]; fs = _box(a)[2]; lines = str(a.get("label", "")).split("\n")
-        dash = ' stroke-dasharray="4,2"' if "dashed" in str(a.get("style", "")) else ""
-        cls = " ".join(["node", *str(a.get("class", "")).split()])
-        texts = "".join(f'<text text-anchor="middle" x="{x:.1f}" y="{y - h / 2 + 4 + fs * (1.2 * j + 1):.1f}" font-family="Helvetica,sans-serif" '
-                        f'font-size="{fs:g}" fill="{esc(_colour(a.get("fontcolor")))}">{esc(t)}</text>' for j, t in enumerate(lines))
-        out.append(f'<g id="node{k + 1}" class="{esc(cls)}"><title>{esc(n)}</title><g><title>{esc(a.get("tooltip") or a.get("label", ""))}</title>'
-                   f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w:.1f}" height="{h:.1f}" rx="4" fill="{esc(_colour(a.get("fillcolor"), "white"))}" '
-                   f'stroke="{esc(_colour(a.get("color")))}" stroke-width="{float(a.get("penwidth", 1)):g}"{dash}/>{texts}</g></g>')
+        out.append(_node_svg(k, n, pos[n], tuple((key, str(v)) for key, v in a.items())))
     return "".join(out) + "</g></svg>"
+
+@functools.lru_cache(maxsize=16384)  # most nodes look the same from one step to the next: draw each once
+def _node_svg(k: int, n: str, p: tuple, items: tuple) -> str:
+    a = dict(items); x, y, w, h = p; fs = _box(a)[2]; lines = a.get("label", "").split("\n")
+    dash = ' stroke-dasharray="4,2"' if "dashed" in a.get("style", "") else ""
+    cls = " ".join(["node", *a.get("class", "").split()])
+    texts = "".join(f'<text text-anchor="middle" x="{x:.1f}" y="{y - h / 2 + 4 + fs * (1.2 * j + 1):.1f}" font-family="Helvetica,sans-serif" '
+                    f'font-size="{fs:g}" fill="{esc(_colour(a.get("fontcolor")))}">{esc(t)}</text>' for j, t in enumerate(lines))
+    return (f'<g id="node{k + 1}" class="{esc(cls)}"><title>{esc(n)}</title><g><title>{esc(a.get("tooltip") or a.get("label", ""))}</title>'
+            f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w:.1f}" height="{h:.1f}" rx="4" fill="{esc(_colour(a.get("fillcolor"), "white"))}" '
+            f'stroke="{esc(_colour(a.get("color")))}" stroke-width="{float(a.get("penwidth", 1)):g}"{dash}/>{texts}</g></g>')
 
 
 # %% ../../nbs/19a_html.ipynb #ab0be019

@@ -8,6 +8,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/view_tot.html.md"""
 # %% ../../nbs/25_view_tot.ipynb #87159186
 from __future__ import annotations
 
+import functools
 import textwrap
 
 from ..algos.tot import ThoughtNode, ToTState, TreeOfThoughts
@@ -36,6 +37,7 @@ _REASON = {"min_score": "✗ below min score", "beam_capacity": "✗ beam full",
 
 
 # %% ../../nbs/25_view_tot.ipynb #1ed6690c
+@functools.lru_cache(maxsize=16384)  # the same labels are wrapped at every step: wrap each once
 def _wrap(s: str, width: int, lines: int) -> str:
     "`s` wrapped to at most `lines` lines of `width` characters, the last one cut with an ellipsis."
     out = textwrap.wrap(" ".join(str(s).split()), width) or [""]
