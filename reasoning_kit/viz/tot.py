@@ -14,7 +14,7 @@ import textwrap
 from ..algos.tot import ThoughtNode, ToTState, TreeOfThoughts
 from ..events import Event
 from ..runtime import RunState
-from . import Graph, esc, says, shorten, view
+from . import Graph, esc, reply_text, says, shorten, view
 
 # %% auto #0
 __all__ = ['node_label', 'ties', 'tree_graph', 'tree_summary', 'tot_view', 'tot_says']
@@ -82,7 +82,8 @@ def ties(s: ToTState) -> dict[str, str]:
 
 
 # %% ../../nbs/25_view_tot.ipynb #0e938160
-def tree_graph(s: ToTState, event: Event | None = None) -> Graph:
+def tree_graph(s: ToTState, event: Event | None = None,
+               replies: dict[str, str] | None = None) -> Graph:  # node -> its evaluator's reply, in but not yet scored
     "The tree of a `ToTState` as a `Graph`."
     g = Graph(rankdir="LR", tree=True, nodesep="0.06", ranksep="0.35")  # tree=True: laid out in milliseconds, no `dot` needed
     beam, win, focus, tied = set(s.beam) - {"n"}, set(s.winner_path), _focus(event), ties(s)
@@ -92,7 +93,8 @@ def tree_graph(s: ToTState, event: Event | None = None) -> Graph:
         if i in win: a.update(_WIN)
         if i in focus: a.update(_CURRENT, **{"class": "rkcur"})  # the camera centres on it
         tip = f"{n.id} [{n.status}{', ' + n.reason if n.reason else ''}] score {n.score}: {n.text}"
-        g.node(i, node_label(n, tied.get(i)), tooltip=tip[:500], **a)
+        reply = (replies or {}).get(i) if n.score is None else None
+        g.node(i, node_label(n, tied.get(i)) + (f"\nreply in: {shorten(reply, 20)}" if reply is not None else ""), tooltip=tip[:500], **a)
         if n.parent is not None:
             e = {"color": "#dc2626", "penwidth": "2.5"} if i in win else {"color": "gray75"} if n.status == "pruned" else {}
             g.edge(n.parent, i, **e)
@@ -120,7 +122,9 @@ def tot_view(state: RunState, event: Event | None) -> str:
     "The tree of thoughts after `event`: a summary line, then the tree."
     s: ToTState = state.algo
     if not s.nodes: return tree_summary(s)
-    return tree_summary(s, state) + tree_graph(s, event).html()
+    replies = {k.split("/")[1]: t for k in state.results if k.startswith("tot/") and k.endswith("/score")
+               and (t := reply_text(state, k)) is not None}  # the picture shows a score's reply as soon as it is in
+    return tree_summary(s, state) + tree_graph(s, event, replies).html()
 
 # %% ../../nbs/25_view_tot.ipynb #bdcf03d4
 _PRUNED = {"min_score": "below the minimum score", "beam_capacity": "beam full", "duplicate": "the same step as another",
