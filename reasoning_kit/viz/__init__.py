@@ -44,7 +44,7 @@ class StepReducer(RunReducer):
         c.algo = copy.deepcopy(s.algo)
         return c
 
-# %% ../../nbs/20_stepper.ipynb #9a1ee167
+# %% ../../nbs/20_stepper.ipynb #84e56f59
 def _algorithm(events) -> tuple[Algorithm | None, str | None]:
     try: return algorithm_of(events), None
     except LookupError as first:
@@ -57,6 +57,8 @@ class BadLogError(LogFormatError):
     "A log file the stepper cannot read; in a notebook it shows as its one-line message, not a traceback."
     def _render_traceback_(self): return [f"{type(self).__name__}: {self}"]  # IPython shows this instead of the traceback
 
+
+# %% ../../nbs/20_stepper.ipynb #b51329f1
 def read_log(path: str | Path) -> tuple[Log, str | None]:
     "A log file and what is wrong with it, if anything: a cut-short last line is dropped and reported."
     path = Path(path)
@@ -70,6 +72,8 @@ def read_log(path: str | Path) -> tuple[Log, str | None]:
 
 def _finished(text: str) -> bool: return '"run.finished"' in text[text.rstrip().rfind("\n") + 1:]
 
+
+# %% ../../nbs/20_stepper.ipynb #4540b91e
 def _open(source) -> tuple[Log, Algorithm | None, str | None]:
     "The log, the algorithm and a problem to report, from any source."
     if isinstance(source, Run): return source.log, source.algorithm, None
@@ -83,6 +87,7 @@ def _open(source) -> tuple[Log, Algorithm | None, str | None]:
     elif isinstance(source, (list, tuple)): log = Log(source)
     else: raise TypeError(f"Stepper takes an Outcome, a Run, a Log, a list of events or a log path, not {type(source).__name__}")
     return (log, *_algorithm(log.events))
+
 
 # %% ../../nbs/20_stepper.ipynb #763a1750
 class Stepper:
@@ -112,7 +117,7 @@ class Stepper:
     def __repr__(self): return f"Stepper({self.name}, event {self.pos + 1} of {len(self)})"
     def _live(self) -> bool: return getattr(self, "_unsubscribe", None) is not None  # following a growing log
 
-# %% ../../nbs/20_stepper.ipynb #0723a7ed
+# %% ../../nbs/20_stepper.ipynb #ad311da2
 @patch
 def state_at(self: Stepper, i: int) -> RunState:
     "The state after event `i` (shared with the stepper: copy it to keep it)."
@@ -126,6 +131,7 @@ def state_at(self: Stepper, i: int) -> RunState:
     return self._state
 
 
+# %% ../../nbs/20_stepper.ipynb #c2775e34
 @patch(as_prop=True)
 def state(self: Stepper) -> RunState:
     "The state after the current event."
@@ -136,7 +142,8 @@ def event(self: Stepper) -> Event | None:
     "The current event."
     return self.events[self.pos] if self.events else None
 
-# %% ../../nbs/20_stepper.ipynb #e13c4e51
+
+# %% ../../nbs/20_stepper.ipynb #8da00e28
 GENERIC_JUMPS: dict[str, Jump] = {
     "model call": "llm.request", "model reply": ("llm.result", "llm.error"), "tool call": "tool.request",
     "check": "validate.request",
@@ -148,6 +155,8 @@ def jumps(self: Stepper) -> dict[str, Jump]:
     "Every jump this run offers: the algorithm's own first, then the generic ones."
     return {**self.view.jumps, **GENERIC_JUMPS}
 
+
+# %% ../../nbs/20_stepper.ipynb #e01630a2
 @patch
 def _positions(self: Stepper, jump: str) -> list[int]:
     if jump not in self._jump_index:
@@ -159,6 +168,8 @@ def _positions(self: Stepper, jump: str) -> list[int]:
     self._jump_index[jump] = (pred, found, n)
     return found
 
+
+# %% ../../nbs/20_stepper.ipynb #98bf62a0
 @patch
 def find(self: Stepper, jump: str, forward: bool = True) -> int | None:
     "Position of the next (or previous) event of kind `jump` from here, or None."
@@ -171,12 +182,13 @@ def goto(self: Stepper, i: int) -> Stepper:
     "Move to event `i` (clamped to the log)."
     self.pos = max(0, min(int(i), len(self.events) - 1)); self._changed(); return self
 
+
+# %% ../../nbs/20_stepper.ipynb #878e33f8
 @patch
 def jump(self: Stepper, jump: str, forward: bool = True) -> Stepper:
     "Move to the next (or previous) event of kind `jump`, if there is one."
     i = self.find(jump, forward)
     return self.goto(i) if i is not None else self
-
 
 @patch
 def next(self: Stepper) -> Stepper:
@@ -188,11 +200,14 @@ def prev(self: Stepper) -> Stepper:
     "One event back."
     return self.goto(self.pos - 1)
 
+
+# %% ../../nbs/20_stepper.ipynb #52ba93d0
 @patch
 def _changed(self: Stepper):
     for fn in self._listeners: fn()
 
-# %% ../../nbs/20_stepper.ipynb #e093a89b
+
+# %% ../../nbs/20_stepper.ipynb #1f9f1bcf
 FIT_CSS = ("<style>.rk-fit svg{max-width:100%;max-height:600px;width:auto;height:auto}"  # big trees shrink to fit the pane, never cropped
            ".rk-fit td,.rk-fit span{white-space:normal;overflow-wrap:anywhere}</style>")  # summaries wrap
 
@@ -206,6 +221,8 @@ def picture(self: Stepper, i: int | None = None) -> str:
     note = f'<div style="color:#8a6d3b;font-size:12px">{esc(self.problem)}</div>' if self.problem else ""
     return FIT_CSS + note + f'<div class="rk-fit">{pic}</div>'
 
+
+# %% ../../nbs/20_stepper.ipynb #e11c55c7
 @patch
 def _request_of(self: Stepper, e: Event) -> Event | None:
     n = len(self.events)
@@ -216,6 +233,8 @@ def _request_of(self: Stepper, e: Event) -> Event | None:
     j = self._requests.get(e.key) if e.key is not None and not e.kind.endswith(".request") else None
     return self.events[j] if j is not None and j < e.seq else None
 
+
+# %% ../../nbs/20_stepper.ipynb #1a9fa02b
 @patch
 def event_html(self: Stepper, i: int | None = None) -> str:
     "The event at `i` (default: the current one), readable."
@@ -232,24 +251,28 @@ def say_html(self: Stepper, i: int) -> str:
     except Exception as e: line = f"(the {self.name} view could not say: {type(e).__name__}: {e})"
     return f'<div class="rk-say" style="margin-bottom:4px;padding:3px 6px;background:#eff6ff;border-left:3px solid #2563eb">{esc(line)}</div>' if line else ""
 
+
+# %% ../../nbs/20_stepper.ipynb #0ecd9bcd
 @patch
 def closing_html(self: Stepper, i: int) -> str:
     "At the run's end: its answer, cost and status in one line."
     s = self.state_at(i)
     try: answer = (self.algorithm.result(s.algo) or {}).get("answer") if self.algorithm else None
     except Exception: answer = None
-    cost = f" · cost ${s.cost:.4f}" if s.cost else ""
+    cost = f" · cost ${s.cost:.4f}"  # shown even at zero: a scripted or unpriced model costs nothing
     return (f'<div class="rk-closing" style="margin-top:6px;padding:4px 6px;background:#f0fdf4;border:1px solid #bbf7d0">'
             f'answer <b>{esc(shorten(answer, 200)) if answer is not None else "none"}</b> · {s.calls} model calls · '
             f'{s.tokens:,} tokens{cost} · status <b>{esc(s.status)}</b></div>')
 
 
+# %% ../../nbs/20_stepper.ipynb #5b425879
 @patch
 def usage_html(self: Stepper, i: int | None = None) -> str:
     "The usage line after event `i` (default: the current one)."
     if not self.events: return ""
     i = self.pos if i is None else i
     return usage_html(self.state_at(i), self.events[i])
+
 
 # %% ../../nbs/20_stepper.ipynb #871b4400
 @patch
@@ -343,7 +366,7 @@ def _build(self: Stepper):
     self._redraw()
     return self.ui
 
-# %% ../../nbs/20_stepper.ipynb #edb82bc2
+# %% ../../nbs/20_stepper.ipynb #f1fbdfdf
 @patch
 def _redraw(self: Stepper):
     if getattr(self, "ui", None) is None: return
@@ -356,6 +379,8 @@ def _redraw(self: Stepper):
     live = ' <span style="color:#dc2626">● live</span>' if self._live() else ""
     self.position.value = f"<b>{self.pos + 1 if self.events else 0}</b> / {len(self.events)}{live}"  # last: the panes are already sent
 
+
+# %% ../../nbs/20_stepper.ipynb #d9c4e666
 @patch
 def widget(self: Stepper):
     "The widget (built on first use)."
@@ -370,6 +395,8 @@ def _repr_mimebundle_(self: Stepper, include=None, exclude=None):
 
 HIDE_STATIC = "<style>.rk-static{display:none}</style>"  # sent inside the live widget: where the widget runs, the static frame hides
 
+
+# %% ../../nbs/20_stepper.ipynb #4f4973ab
 @patch
 def _ipython_display_(self: Stepper):
     "In a notebook: the current frame as static HTML (what nbconvert and GitHub show), then the widget, which hides it where it runs."
@@ -377,6 +404,7 @@ def _ipython_display_(self: Stepper):
     display({"text/html": f'<div class="rk-static">{self.frame().html}</div>', "text/plain": repr(self)}, raw=True)
     try: display(self.widget())
     except ImportError: pass
+
 
 # %% ../../nbs/20_stepper.ipynb #b14308ee
 @patch
@@ -395,7 +423,7 @@ def _play_stop(self: Stepper, change):
         self._play_target = None; self.play.playing = False; self.play.max = max(len(self.events) - 1, 0)
 
 
-# %% ../../nbs/20_stepper.ipynb #15140695
+# %% ../../nbs/20_stepper.ipynb #eb9a6364
 @patch
 def _on_event(self: Stepper, e: Event):  # called inside `Log.append`: cheap, and never raises into the run
     try:
@@ -406,6 +434,8 @@ def _on_event(self: Stepper, e: Event):  # called inside `Log.append`: cheap, an
     except Exception as err:  # a display problem must never end the run it is watching
         self.problem = f"the stepper stopped following: {type(err).__name__}: {err}"
 
+
+# %% ../../nbs/20_stepper.ipynb #c0021e22
 @patch
 def _schedule(self: Stepper, delay: float = 0.05):
     if getattr(self, "_pending_redraw", False): return
@@ -418,10 +448,13 @@ def _schedule(self: Stepper, delay: float = 0.05):
         except Exception as err: self.problem = f"redrawing failed: {type(err).__name__}: {err}"
     loop.call_later(delay, go)
 
+
+# %% ../../nbs/20_stepper.ipynb #b1bbfcba
 @patch
 def close(self: Stepper):
     "Stop following the log."
     if self._unsubscribe is not None: self._unsubscribe(); self._unsubscribe = None
+
 
 # %% ../../nbs/20_stepper.ipynb #e47708e8
 class Compare:
@@ -446,7 +479,7 @@ class Compare:
         "The event index each side shows at step `j`."
         return [ends[min(j, len(ends) - 1)] for ends in self._ends]
 
-# %% ../../nbs/20_stepper.ipynb #3b8d5209
+# %% ../../nbs/20_stepper.ipynb #8950558d
 @patch(as_prop=True)
 def departure(self: Compare) -> int | None:
     "The first step at which either side has reached the event where the runs part (None: the runs are the same)."
@@ -460,6 +493,8 @@ def to_departure(self: Compare) -> Compare:
     if getattr(self, "slider", None) is not None: self.slider.value = self.step
     return self
 
+
+# %% ../../nbs/20_stepper.ipynb #9ef3f015
 @patch
 def diff_html(self: Compare) -> str:
     "One paragraph: where the runs part, what each decided from there, and the totals."
@@ -473,7 +508,7 @@ def diff_html(self: Compare) -> str:
     return f'<div class="rk-diff" style="font-size:12px;color:#333">{" · ".join(rows)}</div>'
 
 
-# %% ../../nbs/20_stepper.ipynb #e19d7425
+# %% ../../nbs/20_stepper.ipynb #6b00fb52
 @patch
 def html(self: Compare, j: int | None = None) -> str:
     j = self.step if j is None else j
@@ -484,6 +519,8 @@ def html(self: Compare, j: int | None = None) -> str:
     return (f'<div class="rk-compare" style="{FRAME_CSS}"><div>step <b>{j}</b> of {self.steps - 1}</div>{self.diff_html()}'
             f'<div style="display:flex;gap:16px;align-items:flex-start">{"".join(cols)}</div></div>')
 
+
+# %% ../../nbs/20_stepper.ipynb #32f209b2
 @patch
 def widget(self: Compare):
     import ipywidgets as W
@@ -500,6 +537,8 @@ def widget(self: Compare):
 @patch
 def _repr_html_(self: Compare): return self.html()
 
+
+# %% ../../nbs/20_stepper.ipynb #5a3f271a
 @patch
 def _repr_mimebundle_(self: Compare, include=None, exclude=None):
     "The widget where a front end can show it, the comparison as HTML everywhere else."
@@ -511,6 +550,7 @@ def _ipython_display_(self: Compare):
     from IPython.display import display
     display({"text/html": f'<div class="rk-static">{self.html()}</div>', "text/plain": "Compare"}, raw=True)
     display(self.widget())
+
 
 # %% ../../nbs/20_stepper.ipynb #14a5d529
 from .export import save_html  # noqa: E402  (export builds on the Stepper above)
