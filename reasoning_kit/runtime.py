@@ -31,7 +31,7 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 
 from .events import SCHEMA_VERSION, Event, Log, Timeline, fold
-from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, log_form, trusted
+from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_form, log_form, trusted
 
 # %% ../nbs/03_runtime.ipynb #f63c13b3
 class Status(str, Enum):
@@ -611,7 +611,7 @@ def _replayed(self: Run, effect: str, key: str, hit, rtype):
         self.log.append(f"{effect}.error", {"error": payload, "replayed": True}, key=key)
         raise EffectFailed(effect, key, payload)
     self.log.append(f"{effect}.result", {"result": payload, "replayed": True, **({"served": served} if served else {})}, key=key)
-    return rtype.model_validate(payload)
+    return from_log_form(rtype, payload)  # model_validate, by hand for the usual reply
 
 # %% ../nbs/03_runtime.ipynb #ae8e59e9
 @patch
@@ -655,7 +655,7 @@ def _answer_of(self: Run, effect: str, key: str):
     "The answer already folded for `key`, as the handler's type (or its error, raised again)."
     r = self.state.results[key]
     if "error" in r: raise EffectFailed(effect, key, r["error"])
-    return self.engine.handlers[effect].result_type.model_validate(r["result"])
+    return from_log_form(self.engine.handlers[effect].result_type, r["result"])
 
 @patch
 def _on_delta(self: Run, delta):

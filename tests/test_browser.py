@@ -81,7 +81,7 @@ def test_stepper_in_a_browser(voila_url):
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
         browser = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=ARGS,
-                                                       viewport={"width": 1400, "height": 1000})
+                                                       viewport={"width": 1280, "height": 800})
         try:
             page = browser.pages[0] if browser.pages else browser.new_page()
             page.set_default_timeout(40_000)
@@ -120,6 +120,18 @@ def test_stepper_in_a_browser(voila_url):
             assert _svg(page) != svg0  # the tree was redrawn: the winning path is marked
             assert "#dc2626" in page.locator(".rk-picture-pane svg").first.inner_html()
             if os.environ.get("RK_SCREENSHOT"): page.screenshot(path=os.environ["RK_SCREENSHOT"], full_page=True)
+
+            # the picture fits the pane at 1280x800: no wider than the window, nothing cut at the right
+            box = page.locator(".rk-picture-pane svg").first.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 1280, box
+            # the camera: centre zooms in on the current node (a smaller viewBox), fit shows it all again
+            vb = lambda: page.locator(".rk-picture-pane svg").first.get_attribute("viewBox")
+            whole = vb()
+            page.locator(".rk-camera-3").click()
+            page.wait_for_function("([v]) => document.querySelector('.rk-picture-pane svg').getAttribute('viewBox') !== v", arg=[whole])
+            assert float(vb().split()[2]) < float(whole.split()[2])
+            page.locator(".rk-camera-1").click()
+            page.wait_for_function("([v]) => document.querySelector('.rk-picture-pane svg').getAttribute('viewBox') === v", arg=[whole])
 
             # and back one step with the keyboard on the slider: the picture follows the fold again
             handle.focus(); page.keyboard.press("ArrowLeft")

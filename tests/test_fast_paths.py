@@ -70,3 +70,29 @@ def test_a_corrupt_line_is_still_named():
     text = _header() + '{"seq": 0, "kind": "a.b"}\n{"seq": 1, "kind": "a.b", "data": {NaN\n'
     try: Log.from_jsonl(text); raise AssertionError("no error")
     except LogFormatError as e: assert str(e).startswith("<text>:3: not valid JSON"), str(e)
+
+
+@settings(max_examples=60, deadline=None)
+@given(responses)
+def test_from_log_form_reads_what_log_form_wrote(r):
+    from reasoning_kit.llm import from_log_form
+    d = log_form(r)
+    assert from_log_form(LLMResponse, d) == LLMResponse.model_validate(d)
+
+
+payloads = st.recursive(jsonish | st.sampled_from(["assistant", "robot", "stop", "length", "choices", "message", "role", "content"]),
+                        lambda c: st.lists(c, max_size=2) | st.dictionaries(st.sampled_from(["choices", "message", "role", "content", "usage", "model",
+                                                                                             "finish_reason", "prompt_tokens", "cost", "x"]), c, max_size=3),
+                        max_leaves=10)
+
+
+@settings(max_examples=60, deadline=None)
+@given(payloads)
+def test_from_log_form_agrees_with_pydantic_on_anything(d):
+    "Whatever a log holds, the hand check builds what pydantic builds, or leaves pydantic to refuse it."
+    from pydantic import ValidationError
+    from reasoning_kit.llm import from_log_form
+    def outcome(f):
+        try: return f()
+        except ValidationError as e: return ("invalid", str(e.errors()[0]["loc"]))
+    assert outcome(lambda: from_log_form(LLMResponse, d)) == outcome(lambda: LLMResponse.model_validate(d))

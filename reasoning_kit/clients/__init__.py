@@ -17,6 +17,7 @@ from .errors import *  # noqa: F401,F403
 from .wire import *  # noqa: F401,F403
 from .anthropic_wire import *  # noqa: F401,F403
 from .transport import *  # noqa: F401,F403
+from . import stream as _stream  # noqa: F401  (adds `stream` to the clients)
 from .models import PROVIDERS, parse_model, settings
 from .transport import AnthropicClient, HTTPClient, OpenAIClient
 

@@ -33,7 +33,7 @@ from .wire import OpenAIStream, deltas_of, error_text, json_text, openai_body, p
 _log = logging.getLogger("reasoning_kit.clients")
 
 # %% auto #0
-__all__ = ['HTTPClient', 'OpenAIClient', 'AnthropicClient', 'PooledTransport', 'refuses_n']
+__all__ = ['HTTPClient', 'OpenAIClient', 'AnthropicClient', 'PooledTransport', 'sample_of', 'merge_responses', 'refuses_n']
 
 # %% ../../nbs/06e_transport.ipynb #479fb161
 def _loopback(url: str) -> bool:
@@ -112,14 +112,20 @@ class OpenAIClient(HTTPClient):
         self.max_tokens_param = max_tokens_param or ("max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens")
         self.stream_usage, self.native_n = stream_usage, native_n
 
-    def _path(self) -> str: return "/chat/completions"
-    async def _headers(self) -> dict:
-        key = await self._key()
-        return {"content-type": "application/json", **({"authorization": f"Bearer {key}"} if key else {}), **self.headers}
-    def _body(self, request: LLMRequest, model: str, stream: bool) -> dict:
-        return openai_body(request, model, stream, max_tokens_param=self.max_tokens_param, stream_usage=self.stream_usage)
-    def _parse_body(self, body: Any, price: Price | None) -> LLMResponse: return parse_openai(body, price)
-    def _accumulator(self) -> OpenAIStream: return OpenAIStream()
+# %% ../../nbs/06e_transport.ipynb #959e1429
+@patch
+def _path(self: OpenAIClient) -> str: return "/chat/completions"
+@patch
+async def _headers(self: OpenAIClient) -> dict:
+    key = await self._key()
+    return {"content-type": "application/json", **({"authorization": f"Bearer {key}"} if key else {}), **self.headers}
+@patch
+def _body(self: OpenAIClient, request: LLMRequest, model: str, stream: bool) -> dict:
+    return openai_body(request, model, stream, max_tokens_param=self.max_tokens_param, stream_usage=self.stream_usage)
+@patch
+def _parse_body(self: OpenAIClient, body: Any, price: Price | None) -> LLMResponse: return parse_openai(body, price)
+@patch
+def _accumulator(self: OpenAIClient) -> OpenAIStream: return OpenAIStream()
 
 # %% ../../nbs/06e_transport.ipynb #5d105025
 class AnthropicClient(HTTPClient):
@@ -134,14 +140,20 @@ class AnthropicClient(HTTPClient):
         super().__init__(model, **kwargs)
         self.max_tokens, self.version = max_tokens, version
 
-    def _path(self) -> str: return "/messages" if self.base_url.endswith("/v1") else "/v1/messages"
-    async def _headers(self) -> dict:
-        key = await self._key()
-        return {"content-type": "application/json", "anthropic-version": self.version, **({"x-api-key": key} if key else {}), **self.headers}
-    def _body(self, request: LLMRequest, model: str, stream: bool) -> dict:
-        return anthropic_body(request, model, stream, max_tokens=self.max_tokens)
-    def _parse_body(self, body: Any, price: Price | None) -> LLMResponse: return parse_anthropic(body, price)
-    def _accumulator(self) -> AnthropicStream: return AnthropicStream()
+# %% ../../nbs/06e_transport.ipynb #ce099cd0
+@patch
+def _path(self: AnthropicClient) -> str: return "/messages" if self.base_url.endswith("/v1") else "/v1/messages"
+@patch
+async def _headers(self: AnthropicClient) -> dict:
+    key = await self._key()
+    return {"content-type": "application/json", "anthropic-version": self.version, **({"x-api-key": key} if key else {}), **self.headers}
+@patch
+def _body(self: AnthropicClient, request: LLMRequest, model: str, stream: bool) -> dict:
+    return anthropic_body(request, model, stream, max_tokens=self.max_tokens)
+@patch
+def _parse_body(self: AnthropicClient, body: Any, price: Price | None) -> LLMResponse: return parse_anthropic(body, price)
+@patch
+def _accumulator(self: AnthropicClient) -> AnthropicStream: return AnthropicStream()
 
 # %% ../../nbs/06e_transport.ipynb #2f085b33
 class _Released(httpx.AsyncByteStream):
@@ -285,6 +297,7 @@ def _key_sent(r: httpx.Response) -> bool:
     except RuntimeError: return True  # a response made by hand, with no request
     return "authorization" in h or "x-api-key" in h
 
+# %% ../../nbs/06e_transport.ipynb #4b3648a7
 @patch
 def _status_error(self: HTTPClient, r: httpx.Response) -> APIError:
     raw = self._text(r)
@@ -361,10 +374,12 @@ async def _retrying(self: HTTPClient, attempt_fn: Callable[[], Awaitable[LLMResp
             await asyncio.sleep(wait)
 
 # %% ../../nbs/06e_transport.ipynb #9e481b5d
-def _sample(request: LLMRequest, i: int) -> LLMRequest:
+def sample_of(request: LLMRequest, i: int) -> LLMRequest:
+    "Sample `i` of a request for `n`, as a request for one (with seed `seed + i`, so samples differ)."
     return request.model_copy(update={"n": 1, "seed": None if request.seed is None else request.seed + i})
 
-def _merge(parts: list[LLMResponse]) -> LLMResponse:
+def merge_responses(parts: list[LLMResponse]) -> LLMResponse:
+    "One response holding the choices of several, in order, their usage summed."
     return LLMResponse(choices=[c for p in parts for c in p.choices], usage=sum((p.usage for p in parts), Usage()),
                        model=parts[0].model)
 
@@ -392,15 +407,15 @@ def refuses_n(e: ClientError) -> bool:
 @patch
 async def _complete_all(self: HTTPClient, request: LLMRequest, call) -> LLMResponse:
     if request.n > 1 and not self.native_n:
-        return _merge(await _all(self._complete_one(_sample(request, i), call) for i in range(request.n)))
+        return merge_responses(await _all(self._complete_one(sample_of(request, i), call) for i in range(request.n)))
     try: resp = await self._complete_one(request, call)
     except APIError as e:
         if request.n == 1 or not refuses_n(e): raise
         self.native_n = False  # remembered: this server samples one at a time
         return await self._complete_all(request, call)
     if len(resp.choices) < request.n:  # the server ignored n
-        more = await _all(self._complete_one(_sample(request, i), call) for i in range(len(resp.choices), request.n))
-        resp = _merge([resp, *more])
+        more = await _all(self._complete_one(sample_of(request, i), call) for i in range(len(resp.choices), request.n))
+        resp = merge_responses([resp, *more])
     return resp
 
 # %% ../../nbs/06e_transport.ipynb #c0fa60ef
@@ -409,136 +424,4 @@ async def complete(self: HTTPClient, request: LLMRequest, call=None) -> LLMRespo
     "Ask the model; `call` is the engine's effect call (retries are logged under its key)."
     self.calls += 1
     try: return await self._complete_all(request, call)
-    except ClientError as e: raise self._clean(e) from None
-
-# %% ../../nbs/06e_transport.ipynb #86cda7ce
-@patch
-async def _stream_attempt(self: HTTPClient, content: bytes, model: str, estimate: int) -> AsyncIterator:
-    acc = self._accumulator()
-    async with self._slot(estimate):
-        headers = {**await self._headers(), "accept": "text/event-stream"}
-        deadline = asyncio.get_running_loop().time() + self.timeout
-        try:
-            async with asyncio.timeout_at(deadline):
-                r = await self._http.send(self._http.build_request("POST", self.base_url + self._path(), content=content, headers=headers), stream=True)
-            try:
-                if r.status_code >= 400:
-                    async with asyncio.timeout_at(deadline): await r.aread()
-                    raise self._status_error(r)
-                if "text/event-stream" not in r.headers.get("content-type", ""):  # the server answered in one piece
-                    async with asyncio.timeout_at(deadline): await r.aread()
-                    text = self._text(r)
-                    try: body = json.loads(text)
-                    except ValueError: raise MalformedResponse(f"{self.provider}: body is not JSON: {snip(text)}", retryable=True) from None
-                    resp = self._parse(body, model)
-                    for d in deltas_of(resp): yield d
-                    yield resp; return
-                async with aclosing(sse_events(r.aiter_lines())) as events:
-                    while not acc.done:
-                        async with asyncio.timeout_at(deadline):
-                            try: _, data = await anext(events)
-                            except StopAsyncIteration: break
-                        try: deltas = acc.feed(self._scrub(data))
-                        except ClientError as e: raise self._relabel(e) from None
-                        for d in deltas: yield d
-            finally:
-                await r.aclose()
-        except (TimeoutError, httpx.TransportError) as e: raise self._transport_error(e) from None
-    try: resp = acc.response(self._price(model, acc.model))
-    except ClientError as e: raise self._relabel(e) from None
-    if self.limiter is not None: self.limiter.settle(estimate, resp.usage.total_tokens)
-    yield resp
-
-# %% ../../nbs/06e_transport.ipynb #983157c9
-@patch
-async def _stream_one(self: HTTPClient, request: LLMRequest, call) -> AsyncIterator:
-    model = self._model_for(request)
-    content = json_text(self._body(request, model, True)).encode()
-    attempt = 0
-    while True:
-        attempt += 1; shown = 0
-        try:
-            async with aclosing(self._stream_attempt(content, model, len(content) // 4)) as attempt_items:
-                async for item in attempt_items:
-                    if not isinstance(item, LLMResponse): shown += 1
-                    yield item
-            return
-        except ClientError as e:
-            if shown:
-                if isinstance(e, (ConnectionFailed, CallTimeout, StreamTruncated)):
-                    raise StreamTruncated(f"{self.provider}: the stream was cut after {shown} deltas: {self._scrub(str(e))}", retryable=False) from None
-                raise
-            wait = self._retry_wait(e, attempt)
-            if wait is None: raise self._give_up(e, attempt)
-            self._note_retry(call, attempt, e, wait)
-            await asyncio.sleep(wait)
-
-# %% ../../nbs/06e_transport.ipynb #6d63488b
-async def _interleave(streams: list[AsyncIterator]) -> AsyncIterator[tuple[int, Any]]:
-    "Items of several async iterators as they come, as `(which, item)`; the first error is raised."
-    q: asyncio.Queue = asyncio.Queue(); end = object()
-    async def pump(i, s):
-        try:
-            async with aclosing(s):
-                async for item in s: await q.put((i, item, None))
-            await q.put((i, end, None))
-        except BaseException as e: await q.put((i, None, e))
-    tasks = [asyncio.ensure_future(pump(i, s)) for i, s in enumerate(streams)]
-    try:
-        left = len(tasks)
-        while left:
-            i, item, err = await q.get()
-            if err is not None: raise err
-            if item is end: left -= 1
-            else: yield i, item
-    finally:
-        for t in tasks: t.cancel()
-        await asyncio.wait(tasks)
-
-# %% ../../nbs/06e_transport.ipynb #e0e40d39
-@patch
-async def _stream_samples(self: HTTPClient, requests: list[LLMRequest], call, first: int = 0) -> AsyncIterator:
-    finals: dict[int, LLMResponse] = {}
-    async with aclosing(_interleave([self._stream_one(r, call) for r in requests])) as items:
-        async for i, item in items:
-            if isinstance(item, LLMResponse): finals[i] = item
-            else: yield item.model_copy(update={"index": first + i})
-    yield _merge([finals[i] for i in sorted(finals)])
-
-# %% ../../nbs/06e_transport.ipynb #abda137c
-@patch
-async def _stream_all(self: HTTPClient, request: LLMRequest, call) -> AsyncIterator:
-    if request.n > 1 and not self.native_n:
-        async with aclosing(self._stream_samples([_sample(request, i) for i in range(request.n)], call)) as items:
-            async for item in items: yield item
-        return
-    resp, got = None, 0
-    try:
-        async with aclosing(self._stream_one(request, call)) as items:
-            async for item in items:
-                got += 1
-                if isinstance(item, LLMResponse): resp = item
-                else: yield item
-    except APIError as e:
-        if got or request.n == 1 or not refuses_n(e): raise
-        self.native_n = False  # remembered: this server samples one at a time
-        async with aclosing(self._stream_all(request, call)) as items:
-            async for item in items: yield item
-        return
-    if len(resp.choices) < request.n:  # the server ignored n
-        k = len(resp.choices)
-        async with aclosing(self._stream_samples([_sample(request, i) for i in range(k, request.n)], call, first=k)) as items:
-            async for item in items:
-                if isinstance(item, LLMResponse): resp = _merge([resp, item])
-                else: yield item
-    yield resp
-
-# %% ../../nbs/06e_transport.ipynb #42bff078
-@patch
-async def stream(self: HTTPClient, request: LLMRequest, call=None) -> AsyncIterator:
-    "Stream the answer: `TextDelta`s and `ToolCallDelta`s as they arrive, then the whole `LLMResponse`."
-    self.calls += 1
-    try:
-        async with aclosing(self._stream_all(request, call)) as items:
-            async for item in items: yield item
     except ClientError as e: raise self._clean(e) from None

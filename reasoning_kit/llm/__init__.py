@@ -17,8 +17,8 @@ from pydantic import BaseModel, Field, ValidationError, model_serializer
 # %% auto #0
 __all__ = ['Role', 'FinishReason', 'MODEL_PROVIDERS', 'PROVIDER_GROUP', 'ToolCall', 'Message', 'drop_empty', 'system', 'user',
            'assistant', 'tool_result', 'ToolSpec', 'LLMRequest', 'Usage', 'Choice', 'LLMResponse', 'trusted',
-           'log_form', 'StructuredOutputError', 'structured', 'parse_as', 'TextDelta', 'ToolCallDelta', 'LLMClient',
-           'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler', 'with_call_ids']
+           'log_form', 'from_log_form', 'StructuredOutputError', 'structured', 'parse_as', 'TextDelta', 'ToolCallDelta',
+           'LLMClient', 'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler', 'with_call_ids']
 
 # %% ../../nbs/01_llm.ipynb #d59dbaaa
 Role = Literal["system", "user", "assistant", "tool"]
@@ -242,6 +242,46 @@ def log_form(obj: BaseModel) -> dict:
         try: return f(obj)
         except _NotPlain: pass
     return obj.model_dump(mode="json", exclude_defaults=True)
+
+# %% ../../nbs/01_llm.ipynb #2ef04b0b
+from typing import get_args
+
+_ROLES, _FINISH, _USAGE_FIELDS = frozenset(get_args(Role)), frozenset(get_args(FinishReason)), frozenset(Usage.model_fields)
+
+def _message_from(d) -> Message | None:
+    if type(d) is not dict or len(d) > 2 or type(d.get("role")) is not str or d["role"] not in _ROLES: return None
+    if len(d) == 1: return trusted(Message, role=d["role"])
+    c = d.get("content", 0)
+    return trusted(Message, role=d["role"], content=c) if c is None or type(c) is str else None
+
+def _usage_from(d) -> Usage | None:
+    if type(d) is not dict or not _USAGE_FIELDS.issuperset(d): return None
+    for k, v in d.items():
+        if not (type(v) is int or (k == "cost" and (v is None or type(v) is float))): return None
+    if type(d.get("cost")) is int: return None
+    return trusted(Usage, **d)
+
+# %% ../../nbs/01_llm.ipynb #e50f9616
+def _response_from(d) -> LLMResponse | None:
+    if type(d) is not dict or not {"choices", "usage", "model"}.issuperset(d): return None
+    cs, model = d.get("choices"), d.get("model")
+    if type(cs) is not list or not cs or not (model is None or type(model) is str): return None
+    usage = _usage_from(d["usage"]) if "usage" in d else Usage()
+    choices = []
+    for c in cs:
+        if type(c) is not dict or not {"message", "finish_reason"}.issuperset(c): return None
+        m, fr = _message_from(c.get("message")), c.get("finish_reason", "stop")
+        if m is None or type(fr) is not str or fr not in _FINISH: return None
+        choices.append(trusted(Choice, message=m, finish_reason=fr) if "finish_reason" in c else trusted(Choice, message=m))
+    if usage is None: return None
+    return trusted(LLMResponse, choices=choices, usage=usage, **({"model": model} if "model" in d else {}))
+
+_FROM_LOG = {LLMResponse: _response_from}
+
+def from_log_form(cls: type[BaseModel], d) -> BaseModel:
+    "`cls.model_validate(d)` for a dict the log holds; the usual reply is checked by hand, anything else by pydantic."
+    f = _FROM_LOG.get(cls)
+    return (f is not None and f(d)) or cls.model_validate(d)
 
 # %% ../../nbs/01_llm.ipynb #1d429777
 class StructuredOutputError(ValueError):

@@ -12,11 +12,13 @@ import bisect
 import copy
 import html
 import importlib
+import warnings
 from pathlib import Path
 from typing import Callable
 
 from ..events import Event, Log, LogFormatError, Timeline, fold
 from ..runtime import Algorithm, Outcome, Run, RunReducer, RunState, algorithm_of
+from ..timetravel import RunDiff, diff
 from .html import (FRAME_CSS, NO_DOT, Frame, Graph, camera, current_point, dot_available, effect_html, esc, event_html, fields_html,
                                     frame_html, message_html, shorten, to_html, usage_html)
 from .views import Jump, View, generic_view, matcher, reply_text, says, state_table, tie_note, view, view_for, views
@@ -28,8 +30,8 @@ _all_ = ["FRAME_CSS", "NO_DOT", "Frame", "Graph", "camera", "current_point", "do
          "view_for", "views"]  # re-exported: `from reasoning_kit.viz import Graph, view` as before
 
 # %% auto #0
-__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'HIDE_STATIC', 'StepReducer', 'read_log', 'Stepper', 'Compare', 'FRAME_CSS', 'NO_DOT',
-           'Frame', 'Graph', 'camera', 'current_point', 'dot_available', 'effect_html', 'esc', 'event_html',
+__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'HIDE_STATIC', 'StepReducer', 'BadLogError', 'read_log', 'Stepper', 'Compare', 'FRAME_CSS',
+           'NO_DOT', 'Frame', 'Graph', 'camera', 'current_point', 'dot_available', 'effect_html', 'esc', 'event_html',
            'fields_html', 'frame_html', 'message_html', 'shorten', 'to_html', 'usage_html', 'Jump', 'View',
            'generic_view', 'matcher', 'reply_text', 'says', 'state_table', 'tie_note', 'view', 'view_for', 'views']
 
@@ -42,7 +44,7 @@ class StepReducer(RunReducer):
         c.algo = copy.deepcopy(s.algo)
         return c
 
-# %% ../../nbs/20_stepper.ipynb #9a1ee167
+# %% ../../nbs/20_stepper.ipynb #84e56f59
 def _algorithm(events) -> tuple[Algorithm | None, str | None]:
     try: return algorithm_of(events), None
     except LookupError as first:
@@ -51,19 +53,27 @@ def _algorithm(events) -> tuple[Algorithm | None, str | None]:
         try: return algorithm_of(events), None
         except LookupError as e: return None, str(e)
 
+class BadLogError(LogFormatError):
+    "A log file the stepper cannot read; in a notebook it shows as its one-line message, not a traceback."
+    def _render_traceback_(self): return [f"{type(self).__name__}: {self}"]  # IPython shows this instead of the traceback
+
+
+# %% ../../nbs/20_stepper.ipynb #b51329f1
 def read_log(path: str | Path) -> tuple[Log, str | None]:
     "A log file and what is wrong with it, if anything: a cut-short last line is dropped and reported."
     path = Path(path)
     try: text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:
-        raise LogFormatError(f"{path}: not a reasoning_kit log: byte {e.start} is not UTF-8 text (a binary file?)") from None
+        raise BadLogError(f"{path}: not a reasoning_kit log: byte {e.start} is not UTF-8 text (a binary file?)") from None
     try: return Log.from_jsonl(text), (None if _finished(text) else "the run did not finish: the log has no run.finished event")
     except LogFormatError as e:
-        if "truncated" not in str(e): raise LogFormatError(str(e).replace("<text>", str(path), 1)) from None
+        if "truncated" not in str(e): raise BadLogError(str(e).replace("<text>", str(path), 1)) from None
     return Log.from_jsonl(text, repair=True), "the run did not finish: its last line was cut short (dropped)"
 
 def _finished(text: str) -> bool: return '"run.finished"' in text[text.rstrip().rfind("\n") + 1:]
 
+
+# %% ../../nbs/20_stepper.ipynb #4540b91e
 def _open(source) -> tuple[Log, Algorithm | None, str | None]:
     "The log, the algorithm and a problem to report, from any source."
     if isinstance(source, Run): return source.log, source.algorithm, None
@@ -71,11 +81,13 @@ def _open(source) -> tuple[Log, Algorithm | None, str | None]:
     elif isinstance(source, Log): log = source
     elif isinstance(source, (str, Path)):
         log, cut = read_log(source)
+        if cut: warnings.warn(f"{source}: {cut}", stacklevel=4)  # said once here, and shown above the picture
         algo, problem = _algorithm(log.events)
         return log, algo, "; ".join(p for p in (cut, problem) if p) or None
     elif isinstance(source, (list, tuple)): log = Log(source)
     else: raise TypeError(f"Stepper takes an Outcome, a Run, a Log, a list of events or a log path, not {type(source).__name__}")
     return (log, *_algorithm(log.events))
+
 
 # %% ../../nbs/20_stepper.ipynb #763a1750
 class Stepper:
@@ -105,7 +117,7 @@ class Stepper:
     def __repr__(self): return f"Stepper({self.name}, event {self.pos + 1} of {len(self)})"
     def _live(self) -> bool: return getattr(self, "_unsubscribe", None) is not None  # following a growing log
 
-# %% ../../nbs/20_stepper.ipynb #0723a7ed
+# %% ../../nbs/20_stepper.ipynb #ad311da2
 @patch
 def state_at(self: Stepper, i: int) -> RunState:
     "The state after event `i` (shared with the stepper: copy it to keep it)."
@@ -119,6 +131,7 @@ def state_at(self: Stepper, i: int) -> RunState:
     return self._state
 
 
+# %% ../../nbs/20_stepper.ipynb #c2775e34
 @patch(as_prop=True)
 def state(self: Stepper) -> RunState:
     "The state after the current event."
@@ -129,7 +142,8 @@ def event(self: Stepper) -> Event | None:
     "The current event."
     return self.events[self.pos] if self.events else None
 
-# %% ../../nbs/20_stepper.ipynb #e13c4e51
+
+# %% ../../nbs/20_stepper.ipynb #8da00e28
 GENERIC_JUMPS: dict[str, Jump] = {
     "model call": "llm.request", "model reply": ("llm.result", "llm.error"), "tool call": "tool.request",
     "check": "validate.request",
@@ -141,6 +155,8 @@ def jumps(self: Stepper) -> dict[str, Jump]:
     "Every jump this run offers: the algorithm's own first, then the generic ones."
     return {**self.view.jumps, **GENERIC_JUMPS}
 
+
+# %% ../../nbs/20_stepper.ipynb #e01630a2
 @patch
 def _positions(self: Stepper, jump: str) -> list[int]:
     if jump not in self._jump_index:
@@ -152,6 +168,8 @@ def _positions(self: Stepper, jump: str) -> list[int]:
     self._jump_index[jump] = (pred, found, n)
     return found
 
+
+# %% ../../nbs/20_stepper.ipynb #98bf62a0
 @patch
 def find(self: Stepper, jump: str, forward: bool = True) -> int | None:
     "Position of the next (or previous) event of kind `jump` from here, or None."
@@ -164,12 +182,13 @@ def goto(self: Stepper, i: int) -> Stepper:
     "Move to event `i` (clamped to the log)."
     self.pos = max(0, min(int(i), len(self.events) - 1)); self._changed(); return self
 
+
+# %% ../../nbs/20_stepper.ipynb #878e33f8
 @patch
 def jump(self: Stepper, jump: str, forward: bool = True) -> Stepper:
     "Move to the next (or previous) event of kind `jump`, if there is one."
     i = self.find(jump, forward)
     return self.goto(i) if i is not None else self
-
 
 @patch
 def next(self: Stepper) -> Stepper:
@@ -181,11 +200,14 @@ def prev(self: Stepper) -> Stepper:
     "One event back."
     return self.goto(self.pos - 1)
 
+
+# %% ../../nbs/20_stepper.ipynb #52ba93d0
 @patch
 def _changed(self: Stepper):
     for fn in self._listeners: fn()
 
-# %% ../../nbs/20_stepper.ipynb #e093a89b
+
+# %% ../../nbs/20_stepper.ipynb #1f9f1bcf
 FIT_CSS = ("<style>.rk-fit svg{max-width:100%;max-height:600px;width:auto;height:auto}"  # big trees shrink to fit the pane, never cropped
            ".rk-fit td,.rk-fit span{white-space:normal;overflow-wrap:anywhere}</style>")  # summaries wrap
 
@@ -199,6 +221,8 @@ def picture(self: Stepper, i: int | None = None) -> str:
     note = f'<div style="color:#8a6d3b;font-size:12px">{esc(self.problem)}</div>' if self.problem else ""
     return FIT_CSS + note + f'<div class="rk-fit">{pic}</div>'
 
+
+# %% ../../nbs/20_stepper.ipynb #e11c55c7
 @patch
 def _request_of(self: Stepper, e: Event) -> Event | None:
     n = len(self.events)
@@ -209,6 +233,8 @@ def _request_of(self: Stepper, e: Event) -> Event | None:
     j = self._requests.get(e.key) if e.key is not None and not e.kind.endswith(".request") else None
     return self.events[j] if j is not None and j < e.seq else None
 
+
+# %% ../../nbs/20_stepper.ipynb #1a9fa02b
 @patch
 def event_html(self: Stepper, i: int | None = None) -> str:
     "The event at `i` (default: the current one), readable."
@@ -225,24 +251,28 @@ def say_html(self: Stepper, i: int) -> str:
     except Exception as e: line = f"(the {self.name} view could not say: {type(e).__name__}: {e})"
     return f'<div class="rk-say" style="margin-bottom:4px;padding:3px 6px;background:#eff6ff;border-left:3px solid #2563eb">{esc(line)}</div>' if line else ""
 
+
+# %% ../../nbs/20_stepper.ipynb #0ecd9bcd
 @patch
 def closing_html(self: Stepper, i: int) -> str:
     "At the run's end: its answer, cost and status in one line."
     s = self.state_at(i)
     try: answer = (self.algorithm.result(s.algo) or {}).get("answer") if self.algorithm else None
     except Exception: answer = None
-    cost = f" · cost ${s.cost:.4f}" if s.cost else ""
+    cost = f" · cost ${s.cost:.4f}"  # shown even at zero: a scripted or unpriced model costs nothing
     return (f'<div class="rk-closing" style="margin-top:6px;padding:4px 6px;background:#f0fdf4;border:1px solid #bbf7d0">'
             f'answer <b>{esc(shorten(answer, 200)) if answer is not None else "none"}</b> · {s.calls} model calls · '
             f'{s.tokens:,} tokens{cost} · status <b>{esc(s.status)}</b></div>')
 
 
+# %% ../../nbs/20_stepper.ipynb #5b425879
 @patch
 def usage_html(self: Stepper, i: int | None = None) -> str:
     "The usage line after event `i` (default: the current one)."
     if not self.events: return ""
     i = self.pos if i is None else i
     return usage_html(self.state_at(i), self.events[i])
+
 
 # %% ../../nbs/20_stepper.ipynb #871b4400
 @patch
@@ -336,7 +366,7 @@ def _build(self: Stepper):
     self._redraw()
     return self.ui
 
-# %% ../../nbs/20_stepper.ipynb #edb82bc2
+# %% ../../nbs/20_stepper.ipynb #f1fbdfdf
 @patch
 def _redraw(self: Stepper):
     if getattr(self, "ui", None) is None: return
@@ -349,6 +379,8 @@ def _redraw(self: Stepper):
     live = ' <span style="color:#dc2626">● live</span>' if self._live() else ""
     self.position.value = f"<b>{self.pos + 1 if self.events else 0}</b> / {len(self.events)}{live}"  # last: the panes are already sent
 
+
+# %% ../../nbs/20_stepper.ipynb #d9c4e666
 @patch
 def widget(self: Stepper):
     "The widget (built on first use)."
@@ -363,6 +395,8 @@ def _repr_mimebundle_(self: Stepper, include=None, exclude=None):
 
 HIDE_STATIC = "<style>.rk-static{display:none}</style>"  # sent inside the live widget: where the widget runs, the static frame hides
 
+
+# %% ../../nbs/20_stepper.ipynb #4f4973ab
 @patch
 def _ipython_display_(self: Stepper):
     "In a notebook: the current frame as static HTML (what nbconvert and GitHub show), then the widget, which hides it where it runs."
@@ -370,6 +404,7 @@ def _ipython_display_(self: Stepper):
     display({"text/html": f'<div class="rk-static">{self.frame().html}</div>', "text/plain": repr(self)}, raw=True)
     try: display(self.widget())
     except ImportError: pass
+
 
 # %% ../../nbs/20_stepper.ipynb #b14308ee
 @patch
@@ -388,7 +423,7 @@ def _play_stop(self: Stepper, change):
         self._play_target = None; self.play.playing = False; self.play.max = max(len(self.events) - 1, 0)
 
 
-# %% ../../nbs/20_stepper.ipynb #15140695
+# %% ../../nbs/20_stepper.ipynb #eb9a6364
 @patch
 def _on_event(self: Stepper, e: Event):  # called inside `Log.append`: cheap, and never raises into the run
     try:
@@ -399,6 +434,8 @@ def _on_event(self: Stepper, e: Event):  # called inside `Log.append`: cheap, an
     except Exception as err:  # a display problem must never end the run it is watching
         self.problem = f"the stepper stopped following: {type(err).__name__}: {err}"
 
+
+# %% ../../nbs/20_stepper.ipynb #c0021e22
 @patch
 def _schedule(self: Stepper, delay: float = 0.05):
     if getattr(self, "_pending_redraw", False): return
@@ -411,10 +448,13 @@ def _schedule(self: Stepper, delay: float = 0.05):
         except Exception as err: self.problem = f"redrawing failed: {type(err).__name__}: {err}"
     loop.call_later(delay, go)
 
+
+# %% ../../nbs/20_stepper.ipynb #b1bbfcba
 @patch
 def close(self: Stepper):
     "Stop following the log."
     if self._unsubscribe is not None: self._unsubscribe(); self._unsubscribe = None
+
 
 # %% ../../nbs/20_stepper.ipynb #e47708e8
 class Compare:
@@ -425,6 +465,7 @@ class Compare:
         self.labels = labels or ("A", "B")
         self.step = 0
         self._ends = [self._step_ends(s) for s in self.sides]
+        self.diff = diff(self.sides[0].log, self.sides[1].log)  # where the runs part, and what differs (`reasoning_kit.diff`)
 
     def _step_ends(self, s: Stepper) -> list[int]:
         "The index of the event that ends each step, and the run's last event."
@@ -438,7 +479,36 @@ class Compare:
         "The event index each side shows at step `j`."
         return [ends[min(j, len(ends) - 1)] for ends in self._ends]
 
-# %% ../../nbs/20_stepper.ipynb #e19d7425
+# %% ../../nbs/20_stepper.ipynb #8950558d
+@patch(as_prop=True)
+def departure(self: Compare) -> int | None:
+    "The first step at which either side has reached the event where the runs part (None: the runs are the same)."
+    if self.diff.same: return None
+    return next((j for j in range(self.steps) if any(i >= self.diff.at for i in self.position(j))), self.steps - 1)
+
+@patch
+def to_departure(self: Compare) -> Compare:
+    "Move to the step where the runs part."
+    if self.departure is not None: self.step = self.departure
+    if getattr(self, "slider", None) is not None: self.slider.value = self.step
+    return self
+
+
+# %% ../../nbs/20_stepper.ipynb #9ef3f015
+@patch
+def diff_html(self: Compare) -> str:
+    "One paragraph: where the runs part, what each decided from there, and the totals."
+    d: RunDiff = self.diff
+    if d.same: return "<div><i>the runs are the same</i></div>"
+    ev = lambda e: "(ended)" if e is None else f"{e.kind} {e.key or ''}".strip()
+    rows = [f"they part at event {d.at + 1} (step {self.departure}): {esc(ev(d.first[0]))} | {esc(ev(d.first[1]))}"]
+    rows += [f"{esc(k)}: {len(a)} vs {len(b)} events" for k, (a, b) in list(d.decisions.items())[:6]]
+    rows += [f"{esc(k)}: {esc(shorten(a, 60))} → {esc(shorten(b, 60))}" for k, (a, b) in d.result.items()]
+    rows += [f"{k}: {a:g} → {b:g}" for k, (a, b) in d.totals.items() if a != b]
+    return f'<div class="rk-diff" style="font-size:12px;color:#333">{" · ".join(rows)}</div>'
+
+
+# %% ../../nbs/20_stepper.ipynb #6b00fb52
 @patch
 def html(self: Compare, j: int | None = None) -> str:
     j = self.step if j is None else j
@@ -446,9 +516,11 @@ def html(self: Compare, j: int | None = None) -> str:
     for lab, s, i in zip(self.labels, self.sides, self.position(j)):
         cols.append(f'<div style="flex:1;min-width:0;overflow:auto"><div><b>{esc(lab)}</b> '
                     f'<small>event {i + 1} of {len(s)}</small></div>{s.usage_html(i)}{s.picture(i)}</div>')
-    return (f'<div class="rk-compare" style="{FRAME_CSS}"><div>step <b>{j}</b> of {self.steps - 1}</div>'
+    return (f'<div class="rk-compare" style="{FRAME_CSS}"><div>step <b>{j}</b> of {self.steps - 1}</div>{self.diff_html()}'
             f'<div style="display:flex;gap:16px;align-items:flex-start">{"".join(cols)}</div></div>')
 
+
+# %% ../../nbs/20_stepper.ipynb #32f209b2
 @patch
 def widget(self: Compare):
     import ipywidgets as W
@@ -457,11 +529,16 @@ def widget(self: Compare):
     self.pane = W.HTML(HIDE_STATIC + self.html())
     def move(ch): self.step = ch["new"]; self.pane.value = HIDE_STATIC + self.html()
     self.slider.observe(move, "value")
-    self.ui = W.VBox([self.slider, self.pane]); return self.ui
+    self.part_button = W.Button(description="⤓ where they part", tooltip="the step where the runs part (reasoning_kit.diff)",
+                                disabled=self.diff.same, layout=W.Layout(width="auto"))
+    self.part_button.on_click(lambda _: self.to_departure())
+    self.ui = W.VBox([W.HBox([self.slider, self.part_button]), self.pane]); return self.ui
 
 @patch
 def _repr_html_(self: Compare): return self.html()
 
+
+# %% ../../nbs/20_stepper.ipynb #5a3f271a
 @patch
 def _repr_mimebundle_(self: Compare, include=None, exclude=None):
     "The widget where a front end can show it, the comparison as HTML everywhere else."
@@ -473,6 +550,7 @@ def _ipython_display_(self: Compare):
     from IPython.display import display
     display({"text/html": f'<div class="rk-static">{self.html()}</div>', "text/plain": "Compare"}, raw=True)
     display(self.widget())
+
 
 # %% ../../nbs/20_stepper.ipynb #14a5d529
 from .export import save_html  # noqa: E402  (export builds on the Stepper above)

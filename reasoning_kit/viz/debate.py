@@ -17,9 +17,11 @@ from . import esc, reply_text, says, shorten, tie_note, view
 # %% auto #0
 __all__ = ['grid_html', 'ruling_html', 'debate_view', 'debate_says']
 
-# %% ../../nbs/23_view_debate.ipynb #d0eba54a
+# %% ../../nbs/23_view_debate.ipynb #c7f11def
 _TD = "text-align:left;vertical-align:top;padding:4px 8px;border:1px solid #e5e7eb"
 
+
+# %% ../../nbs/23_view_debate.ipynb #6fdafd7f
 def _cell(s: DebateState, r: int, i: int, pending: set[str], current: tuple | None, replies: dict | None = None) -> str:
     outline = "outline:2px solid #2563eb;" if current == (r, i) else ""
     cur = ' class="rkcur"' if current == (r, i) else ""
@@ -41,6 +43,8 @@ def _cell(s: DebateState, r: int, i: int, pending: set[str], current: tuple | No
     return (f'<td{cur} style="{_TD};background:{"#fef3c7" if changed else "white"};{outline}"><b>{shown}</b>{mark}'
             f'<details><summary><small>reply</small></summary><div style="white-space:pre-wrap">{esc(txt)}</div></details></td>')
 
+
+# %% ../../nbs/23_view_debate.ipynb #2f43470a
 def grid_html(s: DebateState, pending: set[str] = frozenset(), current: tuple | None = None,
               replies: dict | None = None) -> str:  # replies: effect key -> reply text arrived but not yet recorded
     "Rounds down, agents across: each answer, changes marked."
@@ -50,10 +54,13 @@ def grid_html(s: DebateState, pending: set[str] = frozenset(), current: tuple | 
             + "".join(_cell(s, r, i, pending, current, replies) for i in range(s.agents)) + "</tr>" for r in range(len(s.answers))]
     return f'<table style="border-collapse:collapse;font-size:inherit"><tr>{head}</tr>{"".join(rows)}</table>'
 
-# %% ../../nbs/23_view_debate.ipynb #137cc971
+
+# %% ../../nbs/23_view_debate.ipynb #4c3da5e9
 def _tally(votes: dict, winner: str | None) -> str:
     return ", ".join(f"<b>{esc(a)}</b> × {n}" if a == winner else f"{esc(a)} × {n}" for a, n in votes.items())
 
+
+# %% ../../nbs/23_view_debate.ipynb #85881ce5
 def ruling_html(s: DebateState) -> str:
     "The judge's ruling, the final tally, or the tally so far."
     if s.ruling is not None:
@@ -68,7 +75,8 @@ def ruling_html(s: DebateState) -> str:
     if not votes: return ""
     return f'<div style="color:#666">tally so far (provisional): {_tally(votes, winner)}</div>'
 
-# %% ../../nbs/23_view_debate.ipynb #8f8814ed
+
+# %% ../../nbs/23_view_debate.ipynb #d4869130
 def _replies(state: RunState) -> dict[str, str]:
     return {k: t for k in state.results if k.startswith("debate/r") and (t := reply_text(state, k)) is not None}
 
@@ -80,6 +88,8 @@ def _current(e: Event | None) -> tuple | None:
         return (int(r[1:]), int(a[1:]))
     return None
 
+
+# %% ../../nbs/23_view_debate.ipynb #4b38b956
 @view("debate", jumps={"answer": "debate.answered", "round": "debate.round_finished", "ruling": ("debate.judged", "debate.tallied")},
       step="debate.round_finished")
 def debate_view(state: RunState, event: Event | None) -> str:
@@ -93,9 +103,12 @@ def debate_view(state: RunState, event: Event | None) -> str:
     return (f'<div style="margin-bottom:4px">{" · ".join(parts)}</div>'
             + grid_html(s, set(state.pending), _current(event), _replies(state)) + f'<div style="margin-top:6px">{ruling_html(s)}</div>')
 
-# %% ../../nbs/23_view_debate.ipynb #0f90ece0
+
+# %% ../../nbs/23_view_debate.ipynb #2a90edd3
 def _name(s: DebateState, i: int) -> str: return s.personas[i] if s.personas and i < len(s.personas) else f"Agent {i + 1}"
 
+
+# %% ../../nbs/23_view_debate.ipynb #bb493fe1
 @says("debate")
 def debate_says(state: RunState, e: Event) -> str | None:
     "What a debate event did: answers, changes of mind, drop-outs, the ruling."

@@ -11,12 +11,12 @@ from __future__ import annotations
 from ..algos.generate_test_repair import RepairState
 from ..events import Event
 from ..runtime import RunState
-from . import esc, shorten, view
+from . import esc, says, shorten, view
 
 # %% auto #0
-__all__ = ['repair_grid', 'generate_test_repair_view']
+__all__ = ['repair_grid', 'generate_test_repair_view', 'gtr_says']
 
-# %% ../../nbs/28_view_generate_test_repair.ipynb #0af585a2
+# %% ../../nbs/28_view_generate_test_repair.ipynb #b50fe0ab
 _TD = "text-align:left;vertical-align:top;padding:4px 8px;border:1px solid #e5e7eb"
 
 def _cell(a: dict | None, dropped: dict | None, win: bool, current: bool) -> str:
@@ -29,6 +29,8 @@ def _cell(a: dict | None, dropped: dict | None, win: bool, current: bool) -> str
     msg = f'<div><small>{esc(shorten(a["message"], 120))}</small></div>' if a.get("message") else ""
     return f'<td style="{_TD};background:{bg};{outline}"><code>{esc(shorten(a["answer"], 40))}</code> {verdict}{msg}</td>'
 
+
+# %% ../../nbs/28_view_generate_test_repair.ipynb #00367893
 def repair_grid(s: RepairState, current: tuple | None = None) -> str:
     "Attempts down, candidates across."
     cells = {(a["attempt"], a["candidate"]): a for a in s.attempts}
@@ -43,12 +45,15 @@ def repair_grid(s: RepairState, current: tuple | None = None) -> str:
         rows.append(f'<tr><th style="{_TD}">{"draft" if r == 0 else f"repair {r}"}</th>{tds}</tr>')
     return f'<table style="border-collapse:collapse;font-size:inherit"><tr>{head}</tr>{"".join(rows)}</table>'
 
-# %% ../../nbs/28_view_generate_test_repair.ipynb #9b867f3f
+
+# %% ../../nbs/28_view_generate_test_repair.ipynb #07d8441e
 def _current(e: Event | None) -> tuple | None:
     if e is None or not e.kind.startswith("generate_test_repair."): return None
     d = e.data
     return (d["attempt"], d["candidate"]) if isinstance(d.get("attempt"), int) and isinstance(d.get("candidate"), int) else None
 
+
+# %% ../../nbs/28_view_generate_test_repair.ipynb #a6cf0475
 @view("generate_test_repair", jumps={"test": "generate_test_repair.tested", "repair": "generate_test_repair.repair_requested"},
       step="generate_test_repair.tested")
 def generate_test_repair_view(state: RunState, event: Event | None) -> str:
@@ -60,3 +65,18 @@ def generate_test_repair_view(state: RunState, event: Event | None) -> str:
     if s.winner: parts.append(f'passed: <b style="color:#dc2626">{esc(s.winner["answer"])}</b>')
     elif s.ended: parts.append(f'<b style="color:#b45309">ended: {esc(s.ended)}</b>')
     return f'<div style="margin-bottom:4px">{" · ".join(parts)}</div>' + (repair_grid(s, _current(event)) if s.candidates else "")
+
+
+# %% ../../nbs/28_view_generate_test_repair.ipynb #ffb59047
+@says("generate_test_repair")
+def gtr_says(state: RunState, e: Event) -> str | None:
+    "What a generate-test-repair event did: a candidate's answer, its test, a repair asked for, the winner."
+    d = e.data; who = lambda: f"candidate {d['candidate'] + 1}" + (f", repair {d['attempt']}" if d.get("attempt") else "")
+    if e.kind == "generate_test_repair.generated": return f"{who()}: answers {shorten(d.get('answer'), 80)}"
+    if e.kind == "generate_test_repair.tested": return f"{who()}: " + ("passes the check" if d.get("passed") else f"fails: {shorten(d.get('message'), 80)}")
+    if e.kind == "generate_test_repair.repair_requested": return f"{who()} asked for"
+    if e.kind == "generate_test_repair.dropped": return f"{who()}: dropped ({shorten(d.get('error'), 80)})"
+    if e.kind == "generate_test_repair.passed": return f"candidate {d['candidate'] + 1} passes: {shorten(d.get('answer'), 80)}"
+    if e.kind == "generate_test_repair.exhausted": return f"no candidate passed in {d.get('attempts')} attempts"
+    return None
+

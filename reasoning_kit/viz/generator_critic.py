@@ -11,12 +11,12 @@ from __future__ import annotations
 from ..algos.generator_critic import CriticState
 from ..events import Event
 from ..runtime import RunState
-from . import esc, view
+from . import esc, says, shorten, view
 
 # %% auto #0
-__all__ = ['rounds_html', 'generator_critic_view']
+__all__ = ['rounds_html', 'generator_critic_view', 'gc_says']
 
-# %% ../../nbs/27_view_generator_critic.ipynb #c034be40
+# %% ../../nbs/27_view_generator_critic.ipynb #62936756
 _TD = "text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid #e5e7eb;white-space:pre-wrap"
 
 def _round_of(e: Event | None) -> int | None:
@@ -24,6 +24,8 @@ def _round_of(e: Event | None) -> int | None:
     if isinstance(e.data.get("round"), int): return e.data["round"]
     return None
 
+
+# %% ../../nbs/27_view_generator_critic.ipynb #7849eb65
 def rounds_html(s: CriticState, current: int | None = None) -> str:
     "One row per draft: the draft, the verdict, the feedback."
     verdicts = {v["round"]: v for v in s.verdicts}
@@ -41,6 +43,7 @@ def rounds_html(s: CriticState, current: int | None = None) -> str:
     head = "".join(f'<th style="{_TD}">{h}</th>' for h in ("round", "draft", "verdict", "feedback"))
     return f'<table style="border-collapse:collapse;font-size:inherit;width:100%"><tr>{head}</tr>{"".join(rows)}</table>'
 
+
 # %% ../../nbs/27_view_generator_critic.ipynb #90aa0a87
 @view("generator_critic", jumps={"draft": "generator_critic.drafted", "verdict": "generator_critic.critiqued"},
       step="generator_critic.critiqued")
@@ -53,3 +56,16 @@ def generator_critic_view(state: RunState, event: Event | None) -> str:
     if s.ended == "accepted": parts.append('<b style="color:#047857">accepted</b>')
     elif s.ended: parts.append(f'<b style="color:#b45309">ended: {esc(s.ended)}</b>')
     return f'<div style="margin-bottom:4px">{" · ".join(parts)}</div>' + (rounds_html(s, _round_of(event)) if s.drafts else "<i>no draft yet</i>")
+
+# %% ../../nbs/27_view_generator_critic.ipynb #0e8f201c
+@says("generator_critic")
+def gc_says(state: RunState, e: Event) -> str | None:
+    "What a generator-critic event did: a draft, a verdict, a revision asked for, the accepted answer."
+    d = e.data
+    if e.kind == "generator_critic.drafted": return f"round {d['round']}: drafts {shorten(d.get('answer'), 80)}"
+    if e.kind == "generator_critic.critiqued":
+        return f"round {d['round']}: " + ("accepted" if d.get("accepted") else f"revise ({shorten(d.get('feedback'), 80)})") + f" by {d.get('by')}"
+    if e.kind == "generator_critic.accepted": return f"accepted in round {d['round']}: {shorten(d.get('answer'), 80)}"
+    if e.kind == "generator_critic.exhausted": return f"no draft accepted in {d.get('rounds')} rounds"
+    return None
+

@@ -8,6 +8,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/html.html.md"""
 # %% ../../nbs/19a_html.ipynb #29fbc58c
 from __future__ import annotations
 
+import functools
 import html
 import re
 import shutil
@@ -22,7 +23,7 @@ from fastcore.basics import patch
 __all__ = ['NO_DOT', 'FRAME_CSS', 'dot_available', 'esc', 'shorten', 'Graph', 'tree_layout', 'current_point', 'camera',
            'message_html', 'fields_html', 'effect_html', 'event_html', 'usage_html', 'to_html', 'frame_html', 'Frame']
 
-# %% ../../nbs/19a_html.ipynb #9f7d1b82
+# %% ../../nbs/19a_html.ipynb #0a4a6ed6
 NO_DOT = ("Graphviz's <code>dot</code> program was not found, so this is a plain HTML rendering; "
           "install it for the picture (Debian/Ubuntu: <code>apt-get install graphviz</code>).")
 
@@ -36,10 +37,13 @@ def esc(v: Any) -> str:
     "HTML-escape `v` (any value, shown as text)."
     return html.escape(str(v), quote=True)
 
+
+# %% ../../nbs/19a_html.ipynb #21526495
 def shorten(text: Any, n: int = 60) -> str:
     "`text` on one line, cut to `n` characters with an ellipsis."
     s = " ".join(str(text if text is not None else "").split())
     return s if len(s) <= n else s[: max(n - 1, 1)].rstrip() + "…"
+
 
 # %% ../../nbs/19a_html.ipynb #14a4b928
 class Graph:
@@ -61,7 +65,7 @@ class Graph:
 
     def __repr__(self): return f"Graph({len(self.nodes)} nodes, {len(self.edges)} edges)"
 
-# %% ../../nbs/19a_html.ipynb #fc1c6302
+# %% ../../nbs/19a_html.ipynb #79df78b6
 _NODE_DEFAULTS = {"shape": "box", "style": "rounded,filled", "fillcolor": "white", "fontname": "Helvetica",
                   "fontsize": "10", "margin": "0.08,0.04"}
 _svg_cache: OrderedDict[str, str] = OrderedDict()
@@ -75,6 +79,8 @@ def source(self: Graph) -> str:
     for x, y, a in self.edges: g.edge(x, y, **{k: str(v) for k, v in a.items()})
     return g.source
 
+
+# %% ../../nbs/19a_html.ipynb #91fc46ee
 @patch
 def svg(self: Graph) -> str:
     "The picture as an inline SVG element (raises when `dot` is missing)."
@@ -87,7 +93,8 @@ def svg(self: Graph) -> str:
     if len(_svg_cache) > 512: _svg_cache.popitem(last=False)
     return out
 
-# %% ../../nbs/19a_html.ipynb #2602fbb4
+
+# %% ../../nbs/19a_html.ipynb #b1a84a55
 def _node_html(a: dict) -> str:
     fill = a.get("fillcolor", "white")
     grey = a.get("fontcolor") in ("gray", "grey", "gray50", "#999999") or "dashed" in str(a.get("style", ""))
@@ -96,6 +103,8 @@ def _node_html(a: dict) -> str:
              f"{a.get('color', '#999')};{'color:#999;' if grey else ''}display:inline-block;margin:1px 0")
     return f'<span style="{style}">{esc(a.get("label", "")).replace(chr(10), " · ")}</span>'
 
+
+# %% ../../nbs/19a_html.ipynb #e2c90ee5
 @patch
 def plain(self: Graph) -> str:
     "The graph as plain HTML (no `dot` needed)."
@@ -119,6 +128,8 @@ def plain(self: Graph) -> str:
                     for x, y, a in self.edges)
     return f"<div>{nodes}</div><ul>{edges}</ul>"
 
+
+# %% ../../nbs/19a_html.ipynb #d9df683a
 @patch
 def html(self: Graph) -> str:
     "SVG when `dot` is here (or the graph is a tree laid out here), else the notice and the plain rendering."
@@ -130,6 +141,7 @@ def html(self: Graph) -> str:
     return f'<div class="rk-notice" style="color:#8a6d3b;font-size:12px">{NO_DOT}</div>{self.plain()}'
 
 Graph._repr_html_ = Graph.html  # the same method under a second name
+
 
 # %% ../../nbs/19a_html.ipynb #e55fdf78
 @patch
@@ -147,12 +159,14 @@ def forest(self: Graph) -> tuple[list[str], dict[str, list[str]]] | None:
     return (roots, kids) if len(seen) == len(self.nodes) else None  # a cycle leaves nodes unreached
 
 
-# %% ../../nbs/19a_html.ipynb #31d0ac64
+# %% ../../nbs/19a_html.ipynb #c51530ac
 def _box(a: dict) -> tuple[float, float, float]:
     "A node's width, height and font size, from its label."
     fs = float(a.get("fontsize", 10)); lines = str(a.get("label", "")).split("\n")
     return max(len(l) for l in lines) * fs * 0.56 + 14, len(lines) * fs * 1.2 + 8, fs
 
+
+# %% ../../nbs/19a_html.ipynb #492c1d10
 def tree_layout(roots: list[str], kids: dict[str, list[str]], nodes: dict[str, dict],
                 gap: float = 4, colgap: float = 26) -> dict[str, tuple[float, float, float, float]]:
     "Each node's centre x, centre y, width and height: one column per depth, parents centred on their children."
@@ -175,12 +189,14 @@ def tree_layout(roots: list[str], kids: dict[str, list[str]], nodes: dict[str, d
     return pos
 
 
-# %% ../../nbs/19a_html.ipynb #12d16509
+# %% ../../nbs/19a_html.ipynb #d1d531e0
 def _colour(c: Any, default: str = "black") -> str:
     c = str(c or default)
     m = re.fullmatch(r"gr[ae]y(\d+)", c)
     return "#" + f"{round(int(m[1]) * 2.55):02x}" * 3 if m else c
 
+
+# %% ../../nbs/19a_html.ipynb #c85e15be
 @patch
 def tree_svg(self: Graph) -> str:
     "The forest as SVG, laid out here (no `dot`)."
@@ -195,15 +211,19 @@ def tree_svg(self: Graph) -> str:
         out.append(f'<path class="edge" fill="none" stroke="{esc(_colour(a.get("color")))}" stroke-width="{float(a.get("penwidth", 1)):g}" '
                    f'd="M{a1:.1f},{y1:.1f} C{mid:.1f},{y1:.1f} {mid:.1f},{y2:.1f} {a2:.1f},{y2:.1f}"/>')
     for k, (n, a) in enumerate(self.nodes.items()):
-        x, y, w, h = pos[n]; fs = _box(a)[2]; lines = str(a.get("label", "")).split("\n")
-        dash = ' stroke-dasharray="4,2"' if "dashed" in str(a.get("style", "")) else ""
-        cls = " ".join(["node", *str(a.get("class", "")).split()])
-        texts = "".join(f'<text text-anchor="middle" x="{x:.1f}" y="{y - h / 2 + 4 + fs * (1.2 * j + 1):.1f}" font-family="Helvetica,sans-serif" '
-                        f'font-size="{fs:g}" fill="{esc(_colour(a.get("fontcolor")))}">{esc(t)}</text>' for j, t in enumerate(lines))
-        out.append(f'<g id="node{k + 1}" class="{esc(cls)}"><title>{esc(n)}</title><g><title>{esc(a.get("tooltip") or a.get("label", ""))}</title>'
-                   f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w:.1f}" height="{h:.1f}" rx="4" fill="{esc(_colour(a.get("fillcolor"), "white"))}" '
-                   f'stroke="{esc(_colour(a.get("color")))}" stroke-width="{float(a.get("penwidth", 1)):g}"{dash}/>{texts}</g></g>')
+        out.append(_node_svg(k, n, pos[n], tuple((key, str(v)) for key, v in a.items())))
     return "".join(out) + "</g></svg>"
+
+@functools.lru_cache(maxsize=16384)  # most nodes look the same from one step to the next: draw each once
+def _node_svg(k: int, n: str, p: tuple, items: tuple) -> str:
+    a = dict(items); x, y, w, h = p; fs = _box(a)[2]; lines = a.get("label", "").split("\n")
+    dash = ' stroke-dasharray="4,2"' if "dashed" in a.get("style", "") else ""
+    cls = " ".join(["node", *a.get("class", "").split()])
+    texts = "".join(f'<text text-anchor="middle" x="{x:.1f}" y="{y - h / 2 + 4 + fs * (1.2 * j + 1):.1f}" font-family="Helvetica,sans-serif" '
+                    f'font-size="{fs:g}" fill="{esc(_colour(a.get("fontcolor")))}">{esc(t)}</text>' for j, t in enumerate(lines))
+    return (f'<g id="node{k + 1}" class="{esc(cls)}"><title>{esc(n)}</title><g><title>{esc(a.get("tooltip") or a.get("label", ""))}</title>'
+            f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w:.1f}" height="{h:.1f}" rx="4" fill="{esc(_colour(a.get("fillcolor"), "white"))}" '
+            f'stroke="{esc(_colour(a.get("color")))}" stroke-width="{float(a.get("penwidth", 1)):g}"{dash}/>{texts}</g></g>')
 
 
 # %% ../../nbs/19a_html.ipynb #ab0be019
@@ -238,7 +258,7 @@ def camera(html: str, zoom: float = 1.0,  # 1 shows the whole picture; 3 shows a
     return _SIZE.sub(f'<svg width="{vw * s:.0f}px" height="{vh * s:.0f}px"', out, count=1)
 
 
-# %% ../../nbs/19a_html.ipynb #d344b9da
+# %% ../../nbs/19a_html.ipynb #3b090f97
 _ROLE_COLOURS = {"system": "#6b7280", "user": "#1d4ed8", "assistant": "#047857", "tool": "#b45309"}
 _PRE = "white-space:pre-wrap;word-break:break-word;margin:2px 0 6px 0;font-family:inherit"
 
@@ -248,6 +268,8 @@ def _call_html(tc: dict) -> str:
     args = ", ".join(f"{k}={v!r}" for k, v in (tc.get("arguments") or {}).items())
     return f'<div><code>{esc(tc.get("name"))}({esc(args)})</code> <small style="color:#888">{esc(tc.get("id") or "")}</small></div>'
 
+
+# %% ../../nbs/19a_html.ipynb #7c553398
 def message_html(m: dict) -> str:
     "One chat message (as logged JSON): who said it, then what."
     role = m.get("role", "?")
@@ -257,6 +279,8 @@ def message_html(m: dict) -> str:
     return (f'<div style="border-left:3px solid {_ROLE_COLOURS.get(role, "#999")};padding-left:6px;margin:4px 0">'
             f'<b style="color:{_ROLE_COLOURS.get(role, "#999")};font-size:11px">{esc(who)}</b>{body}</div>')
 
+
+# %% ../../nbs/19a_html.ipynb #28cd0bd0
 def fields_html(data: dict) -> str:
     "An event's payload: short values in a table, long text as text."
     rows = []
@@ -273,13 +297,16 @@ def fields_html(data: dict) -> str:
         rows.append(f'<tr><th style="text-align:left;vertical-align:top;padding-right:8px">{esc(k)}</th><td style="text-align:left">{cell}</td></tr>')
     return f'<table style="font-size:inherit">{"".join(rows)}</table>' if rows else ""
 
-# %% ../../nbs/19a_html.ipynb #cb0f0351
+
+# %% ../../nbs/19a_html.ipynb #dcfdc3c3
 def _request_html(req: dict) -> str:
     meta = " · ".join(f"{k} {req[k]}" for k in ("role", "model", "temperature", "n") if req.get(k) not in (None, ""))
     tools = req.get("tools") or []
     offered = f'<div><small>tools offered: {esc(", ".join(t.get("name", "?") for t in tools))}</small></div>' if tools else ""
     return f'<div><small style="color:#666">{esc(meta)}</small></div>{offered}' + "".join(message_html(m) for m in req.get("messages", []))
 
+
+# %% ../../nbs/19a_html.ipynb #d934e9a8
 def _result_html(res: dict) -> str:
     choices = res.get("choices") or []
     parts = []
@@ -291,6 +318,8 @@ def _result_html(res: dict) -> str:
                  f'{" · $%.4f" % u["cost"] if u.get("cost") else ""}{" · " + esc(res["model"]) if res.get("model") else ""}</small>')
     return "".join(parts)
 
+
+# %% ../../nbs/19a_html.ipynb #03d3d331
 def effect_html(e: Event, request: Event | None = None) -> str:
     "An effect's request, result or error, readable."
     eff, part = e.kind.split(".", 1)
@@ -314,6 +343,7 @@ def effect_html(e: Event, request: Event | None = None) -> str:
     elif request is not None:
         body += f'<details><summary><small>the request</small></summary>{effect_html(request)}</details>'
     return body + replayed
+
 
 # %% ../../nbs/19a_html.ipynb #3924eb7e
 _EFFECT = re.compile(r"^[a-z][a-z0-9_]*\.(request|result|error)$")
@@ -360,7 +390,7 @@ def to_html(obj: Any) -> str:
             if out: return out if attr == "_repr_html_" else out[out.find("<svg"):]
     return f"<pre>{esc(obj)}</pre>"
 
-# %% ../../nbs/19a_html.ipynb #1f53a77d
+# %% ../../nbs/19a_html.ipynb #fb28050b
 FRAME_CSS = "font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;font-size:13px;line-height:1.35"
 
 def frame_html(picture: str, event: str, usage: str = "", title: str = "") -> str:
@@ -372,8 +402,11 @@ def frame_html(picture: str, event: str, usage: str = "", title: str = "") -> st
             f'<div class="rk-current" style="flex:2;min-width:0;overflow:auto;max-height:640px;border-left:1px solid #ddd;padding-left:10px">{event}</div>'
             f"</div></div>")
 
+
+# %% ../../nbs/19a_html.ipynb #59dab230
 class Frame:
     "Static HTML of one step of a run."
     def __init__(self, html: str): self.html = html
     def _repr_html_(self): return self.html
     def __repr__(self): return f"Frame({len(self.html)} characters of HTML)"
+

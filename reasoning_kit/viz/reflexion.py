@@ -11,12 +11,12 @@ from __future__ import annotations
 from ..algos.reflexion import ReflexionState
 from ..events import Event
 from ..runtime import RunState
-from . import esc, view
+from . import esc, says, shorten, view
 
 # %% auto #0
-__all__ = ['trials_html', 'reflexion_view']
+__all__ = ['trials_html', 'reflexion_view', 'reflexion_says']
 
-# %% ../../nbs/22_view_reflexion.ipynb #8b2f8e82
+# %% ../../nbs/22_view_reflexion.ipynb #63122d4b
 _CELL = "text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid #e5e7eb;white-space:pre-wrap"
 
 def _verdict(t: dict) -> str:
@@ -29,6 +29,8 @@ def _lesson(t: dict, last: bool) -> str:
     if t["ok"] is False and last: return '<i style="color:#666">reflecting…</i>'
     return ""
 
+
+# %% ../../nbs/22_view_reflexion.ipynb #313eb099
 def trials_html(s: ReflexionState, current: int | None = None) -> str:
     "The trials as a table: attempt, verdict, lesson."
     head = "".join(f'<th style="{_CELL}">{h}</th>' for h in ("trial", "attempt", "verdict", "lesson"))
@@ -41,7 +43,8 @@ def trials_html(s: ReflexionState, current: int | None = None) -> str:
                     f'<td style="{_CELL}">{_lesson(t, i == len(s.trials) - 1)}</td></tr>')
     return f'<table style="border-collapse:collapse;font-size:inherit;width:100%"><tr>{head}</tr>{"".join(rows)}</table>'
 
-# %% ../../nbs/22_view_reflexion.ipynb #8a489127
+
+# %% ../../nbs/22_view_reflexion.ipynb #f27479b4
 def _trial_of(e: Event | None) -> int | None:
     if e is None: return None
     if isinstance(e.data.get("trial"), int): return e.data["trial"]
@@ -50,6 +53,8 @@ def _trial_of(e: Event | None) -> int | None:
         except ValueError: return None
     return None
 
+
+# %% ../../nbs/22_view_reflexion.ipynb #72639967
 @view("reflexion", jumps={"trial": "reflexion.attempted", "verdict": "reflexion.feedback", "lesson": "reflexion.reflected"},
       step="reflexion.feedback")
 def reflexion_view(state: RunState, event: Event | None) -> str:
@@ -64,3 +69,16 @@ def reflexion_view(state: RunState, event: Event | None) -> str:
     return (f'<div style="margin-bottom:4px">{" · ".join(parts)}</div>'
             + (trials_html(s, _trial_of(event)) if s.trials else "<i>no attempt yet</i>")
             + f'<div style="margin-top:6px"><small style="color:#666">lessons the next attempt reads</small><ul style="margin:2px 0">{lessons}</ul></div>')
+
+
+# %% ../../nbs/22_view_reflexion.ipynb #cb3e14a8
+@says("reflexion")
+def reflexion_says(state: RunState, e: Event) -> str | None:
+    "What a Reflexion event did: an attempt, its verdict, a lesson."
+    d = e.data
+    if e.kind == "reflexion.attempted": return f"trial {d['trial']}: attempts {shorten(d.get('candidate'), 80)}"
+    if e.kind == "reflexion.feedback":
+        return f"trial {d['trial']}: " + ("passed" if d.get("ok") else f"rejected ({shorten(d.get('message'), 80)})") + f" by {d.get('by')}"
+    if e.kind == "reflexion.reflected": return f"trial {d['trial']} leaves a lesson: {shorten(d.get('lesson'), 80)}"
+    return None
+

@@ -17,13 +17,15 @@ from . import esc, reply_text, says, shorten, tie_note, view
 # %% auto #0
 __all__ = ['samples_html', 'votes_html', 'self_consistency_view', 'sc_says']
 
-# %% ../../nbs/26_view_self_consistency.ipynb #8a33b511
+# %% ../../nbs/26_view_self_consistency.ipynb #b66bdd31
 _PALETTE = ["#bfdbfe", "#fde68a", "#bbf7d0", "#fbcfe8", "#ddd6fe", "#fed7aa", "#a5f3fc", "#e5e7eb"]
 
 def _colours(s: SelfConsistencyState) -> dict[str, str]:
     seen = list(dict.fromkeys(a for a in s.answers if a is not None))
     return {a: _PALETTE[i % len(_PALETTE)] for i, a in enumerate(seen)}
 
+
+# %% ../../nbs/26_view_self_consistency.ipynb #bd7dbf05
 def samples_html(s: SelfConsistencyState, replies: dict[int, str] | None = None) -> str:  # replies: sample -> reply text not yet recorded
     "One chip per planned sample: its answer (coloured by answer), pending, or failed."
     col, chips = _colours(s), []
@@ -41,6 +43,8 @@ def samples_html(s: SelfConsistencyState, replies: dict[int, str] | None = None)
                          f'<small>#{i + 1}</small> <b>{shown}</b></span>')
     return f'<div>{"".join(chips)}</div>'
 
+
+# %% ../../nbs/26_view_self_consistency.ipynb #d0a1d88d
 def votes_html(s: SelfConsistencyState) -> str:
     "A bar per answer, longest for the leader."
     if not s.votes: return ""
@@ -49,6 +53,7 @@ def votes_html(s: SelfConsistencyState) -> str:
                    f'<td style="text-align:left"><span style="display:inline-block;height:12px;width:{int(200 * n / top)}px;'
                    f'background:{col.get(a, "#ddd")};border:1px solid #9ca3af"></span> {n}</td></tr>' for a, n in s.votes.items())
     return f'<table style="font-size:inherit;margin-top:6px">{rows}</table>'
+
 
 # %% ../../nbs/26_view_self_consistency.ipynb #ab8a17d5
 @view("self_consistency", jumps={"sample": ("self_consistency.sampled", "self_consistency.sample_failed"),

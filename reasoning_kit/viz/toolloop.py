@@ -26,7 +26,7 @@ def split_turns(messages: list[dict]) -> list[list[dict]]:
         turns[-1].append(m)
     return turns
 
-# %% ../../nbs/21_view_toolloop.ipynb #f3b90af8
+# %% ../../nbs/21_view_toolloop.ipynb #d3c6f4df
 def turn_of(e: Event | None) -> int | None:
     if e is None: return None
     if isinstance(e.data.get("turn"), int): return e.data["turn"]
@@ -35,6 +35,8 @@ def turn_of(e: Event | None) -> int | None:
         except ValueError: return None
     return None
 
+
+# %% ../../nbs/21_view_toolloop.ipynb #3e5db569
 def turns_html(messages: list[dict], current: int | None = None, speakers: dict | None = None,
                errors: dict[str, str] | None = None) -> str:  # errors: tool call id -> error kind
     "A conversation as turns: the opening (system prompt folded), then each reply with its tool results."
@@ -59,21 +61,27 @@ def turns_html(messages: list[dict], current: int | None = None, speakers: dict 
                    f'<small style="color:#666"><b>turn {t}</b>{who}</small>{body}</div>')
     return _fold_early(out, last - KEEP_TURNS)
 
+
+# %% ../../nbs/21_view_toolloop.ipynb #68e9968c
 KEEP_TURNS = 2  # turns shown in full before the current one; earlier turns fold, so the current turn stays in sight
 
 def _fold_early(parts: list[str], upto: int) -> str:
     "The opening and turns 1..`upto` folded under one summary line, the rest as they are."
     if upto < 1: return "".join(parts)
-    return (f'<details><summary><small>the opening and turns 1–{upto} (folded: the current turn is below)</small></summary>'
+    turns = "turn 1" if upto == 1 else f"turns 1–{upto}"
+    return (f'<details><summary><small>the opening and {turns} (folded: the current turn is below)</small></summary>'
             f'{"".join(parts[:upto + 1])}</details>' + "".join(parts[upto + 1:]))
 
-# %% ../../nbs/21_view_toolloop.ipynb #ab9dd327
+
+# %% ../../nbs/21_view_toolloop.ipynb #00f4c03d
 def tool_runs(s: LoopState, run: RunState | None = None) -> list[dict]:
     "The tools that ran as tool calls (a Swarm's hand-offs are not tool calls: they are left out)."
     if run is None: return list(s.tools_run)
     ids = {k.split("/tool/", 1)[1] for k in (*run.results, *run.pending) if "/tool/" in k}
     return [t for t in s.tools_run if t.get("call_id") in ids]
 
+
+# %% ../../nbs/21_view_toolloop.ipynb #87a52e70
 def loop_summary(s: LoopState, config: dict, run: RunState | None = None) -> str:  # run: for counts that agree with the usage line
     "One line: turns so far, tool calls (as the usage line counts them), and the ending."
     parts = [f"turn <b>{s.turns}</b> of at most {config.get('max_turns', '?')}"]
@@ -90,6 +98,8 @@ def loop_summary(s: LoopState, config: dict, run: RunState | None = None) -> str
     elif s.ended: parts.append(f'<b style="color:#b45309">ended: {esc(s.ended)}</b>')
     return f'<div style="margin-bottom:4px">{" · ".join(parts)}</div>'
 
+
+# %% ../../nbs/21_view_toolloop.ipynb #b2174dff
 def tool_errors(s: LoopState) -> dict[str, str]: return {t["call_id"]: t["error"] for t in s.tools_run if t.get("error") and t.get("call_id")}
 
 @view("tool_loop", jumps={"turn": "loop.replied", "tool result": "loop.tool_result"}, step="loop.replied")
@@ -98,11 +108,14 @@ def toolloop_view(state: RunState, event: Event | None) -> str:
     s: LoopState = state.algo
     return loop_summary(s, state.config, state) + turns_html(s.messages, turn_of(event), errors=tool_errors(s))
 
-# %% ../../nbs/21_view_toolloop.ipynb #af83d1c0
+
+# %% ../../nbs/21_view_toolloop.ipynb #afb7dbe8
 def _calls(m: dict) -> str:
     names = [c.get("name", "?") for c in m.get("tool_calls") or []]
     return ", ".join(f"{x} ×{names.count(x)}" if names.count(x) > 1 else x for x in dict.fromkeys(names))
 
+
+# %% ../../nbs/21_view_toolloop.ipynb #24a8289f
 @says("tool_loop")
 def loop_says(state: RunState, e: Event) -> str | None:
     "What a tool-loop event did, in the loop's terms."

@@ -8,17 +8,18 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/view_tot.html.md"""
 # %% ../../nbs/25_view_tot.ipynb #87159186
 from __future__ import annotations
 
+import functools
 import textwrap
 
 from ..algos.tot import ThoughtNode, ToTState, TreeOfThoughts
 from ..events import Event
 from ..runtime import RunState
-from . import Graph, esc, says, shorten, view
+from . import Graph, esc, reply_text, says, shorten, view
 
 # %% auto #0
 __all__ = ['node_label', 'ties', 'tree_graph', 'tree_summary', 'tot_view', 'tot_says']
 
-# %% ../../nbs/25_view_tot.ipynb #a8367c02
+# %% ../../nbs/25_view_tot.ipynb #d5d70696
 _STYLE = {
     "root": {"fillcolor": "#e5e7eb"},
     "proposed": {"fillcolor": "white", "style": "rounded,filled,dashed"},
@@ -34,6 +35,9 @@ _CURRENT = {"color": "#2563eb", "penwidth": "3"}
 _REASON = {"min_score": "✗ below min score", "beam_capacity": "✗ beam full", "duplicate": "✗ duplicate",
            "evaluation_failed": "✗ evaluation failed"}
 
+
+# %% ../../nbs/25_view_tot.ipynb #1ed6690c
+@functools.lru_cache(maxsize=16384)  # the same labels are wrapped at every step: wrap each once
 def _wrap(s: str, width: int, lines: int) -> str:
     "`s` wrapped to at most `lines` lines of `width` characters, the last one cut with an ellipsis."
     out = textwrap.wrap(" ".join(str(s).split()), width) or [""]
@@ -49,6 +53,7 @@ def node_label(n: ThoughtNode, tie: str | None = None) -> str:  # tie: the node 
         if tie: why += f"\n(tie with {tie}: the earlier node wins)"
         return f"{n.id}{score}\n{_wrap(n.text, 22, 1)}\n{why}"
     return f"{n.id}{score}{' ★ answer' if n.final else ''}\n{_wrap(n.text, 28, 2)}"
+
 
 # %% ../../nbs/25_view_tot.ipynb #6db72915
 def _focus(e: Event | None) -> set[str]:
@@ -77,7 +82,8 @@ def ties(s: ToTState) -> dict[str, str]:
 
 
 # %% ../../nbs/25_view_tot.ipynb #0e938160
-def tree_graph(s: ToTState, event: Event | None = None) -> Graph:
+def tree_graph(s: ToTState, event: Event | None = None,
+               replies: dict[str, str] | None = None) -> Graph:  # node -> its evaluator's reply, in but not yet scored
     "The tree of a `ToTState` as a `Graph`."
     g = Graph(rankdir="LR", tree=True, nodesep="0.06", ranksep="0.35")  # tree=True: laid out in milliseconds, no `dot` needed
     beam, win, focus, tied = set(s.beam) - {"n"}, set(s.winner_path), _focus(event), ties(s)
@@ -87,7 +93,8 @@ def tree_graph(s: ToTState, event: Event | None = None) -> Graph:
         if i in win: a.update(_WIN)
         if i in focus: a.update(_CURRENT, **{"class": "rkcur"})  # the camera centres on it
         tip = f"{n.id} [{n.status}{', ' + n.reason if n.reason else ''}] score {n.score}: {n.text}"
-        g.node(i, node_label(n, tied.get(i)), tooltip=tip[:500], **a)
+        reply = (replies or {}).get(i) if n.score is None else None
+        g.node(i, node_label(n, tied.get(i)) + (f"\nreply in: {shorten(reply, 20)}" if reply is not None else ""), tooltip=tip[:500], **a)
         if n.parent is not None:
             e = {"color": "#dc2626", "penwidth": "2.5"} if i in win else {"color": "gray75"} if n.status == "pruned" else {}
             g.edge(n.parent, i, **e)
@@ -115,12 +122,16 @@ def tot_view(state: RunState, event: Event | None) -> str:
     "The tree of thoughts after `event`: a summary line, then the tree."
     s: ToTState = state.algo
     if not s.nodes: return tree_summary(s)
-    return tree_summary(s, state) + tree_graph(s, event).html()
+    replies = {k.split("/")[1]: t for k in state.results if k.startswith("tot/") and k.endswith("/score")
+               and (t := reply_text(state, k)) is not None}  # the picture shows a score's reply as soon as it is in
+    return tree_summary(s, state) + tree_graph(s, event, replies).html()
 
-# %% ../../nbs/25_view_tot.ipynb #b739ab1c
+# %% ../../nbs/25_view_tot.ipynb #bdcf03d4
 _PRUNED = {"min_score": "below the minimum score", "beam_capacity": "beam full", "duplicate": "the same step as another",
            "evaluation_failed": "its evaluation failed"}
 
+
+# %% ../../nbs/25_view_tot.ipynb #88edcd03
 @says("tree_of_thoughts")
 def tot_says(state: RunState, e: Event) -> str | None:
     "What a tree-of-thoughts event did, in the search's terms."

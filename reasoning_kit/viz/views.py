@@ -20,7 +20,7 @@ from .html import esc, shorten
 __all__ = ['Jump', 'views', 'View', 'view', 'matcher', 'state_table', 'generic_view', 'view_for', 'says', 'reply_text',
            'tie_note']
 
-# %% ../../nbs/19b_views.ipynb #af0ebcbb
+# %% ../../nbs/19b_views.ipynb #d1652069
 Jump = str | tuple | Callable[[Event], bool]  # an event kind, a tuple of kinds, or a predicate
 
 @dataclass
@@ -34,6 +34,8 @@ class View:
 
 views: dict[str, View] = {}  # algorithm name -> its view
 
+
+# %% ../../nbs/19b_views.ipynb #827698cb
 def view(name: str,  # the algorithm's registered name (as in `run.started`)
          jumps: dict[str, Jump] | None = None,  # e.g. {"level": "tot.level_started"}
          step: Jump | None = None):  # the event that closes one step (for aligning runs)
@@ -48,7 +50,8 @@ def matcher(j: Jump) -> Callable[[Event], bool]:
     kinds = (j,) if isinstance(j, str) else tuple(j)
     return lambda e: e.kind in kinds
 
-# %% ../../nbs/19b_views.ipynb #7ee98b20
+
+# %% ../../nbs/19b_views.ipynb #5caaafbb
 def _value_html(v: Any, n: int = 200) -> str:
     if isinstance(v, (list, tuple)) and v and not isinstance(v[0], (dict, list)):
         return esc(shorten(", ".join(map(str, v)), n))
@@ -64,6 +67,8 @@ def state_table(obj: Any) -> str:
                    f'<td style="text-align:left">{_value_html(v)}</td></tr>' for k, v in items.items())
     return f'<table style="font-size:inherit">{rows}</table>'
 
+
+# %% ../../nbs/19b_views.ipynb #c861b622
 def generic_view(state: RunState, event: Event | None) -> str:
     "The picture of an algorithm that has no view of its own: its state as a table."
     return state_table(state.algo)
@@ -73,6 +78,8 @@ def _view_module(name: str) -> str | None:
     if cls is None or not cls.__module__.startswith("reasoning_kit.algos."): return None
     return "reasoning_kit.viz." + cls.__module__.rsplit(".", 1)[-1]
 
+
+# %% ../../nbs/19b_views.ipynb #58df475f
 def view_for(name: str | None) -> View:
     "The view registered for algorithm `name` (importing its viz module), else the generic view."
     if name in views: return views[name]
@@ -83,7 +90,8 @@ def view_for(name: str | None) -> View:
             if e.name != mod: raise  # the view module exists but is broken: say so
     return views.get(name) or View(name or "?", generic_view)
 
-# %% ../../nbs/19b_views.ipynb #beda46f7
+
+# %% ../../nbs/19b_views.ipynb #79a2a2ec
 def says(name: str):
     "Register the decorated `(state, event) -> str | None` as what algorithm `name`'s events did, in its terms."
     def deco(fn):
@@ -96,6 +104,8 @@ def reply_text(state: RunState, key: str) -> str | None:
     try: return r["choices"][0]["message"].get("content") if isinstance(r, dict) else None
     except (KeyError, IndexError, TypeError): return None
 
+
+# %% ../../nbs/19b_views.ipynb #bbc88ee3
 def tie_note(votes: dict[str, int], winner: str | None, rule: str = "the answer seen first wins") -> str:
     "Why `winner` won a tie (empty when there was no tie)."
     top = max(votes.values(), default=0)
