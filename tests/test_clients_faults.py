@@ -331,7 +331,7 @@ def test_whole_call_timeout_on_a_stalled_server():
             with pytest.raises(CallTimeout, match="no complete answer within 0.3s"): await c.complete(REQ)
             return time.monotonic() - t0, s.seen
     elapsed, seen = run(go())
-    assert seen == 2 and 0.6 <= elapsed < 2.0
+    assert seen == 2 and 0.6 <= elapsed < 10  # two deadlines, not the stall (which never ends); generous for a loaded machine
 
 
 def test_whole_call_timeout_on_a_server_that_trickles():
@@ -341,7 +341,7 @@ def test_whole_call_timeout_on_a_server_that_trickles():
             t0 = time.monotonic()
             with pytest.raises(CallTimeout): await c.complete(REQ)
             return time.monotonic() - t0
-    assert 0.5 <= run(go()) < 1.5  # each byte came within 50 ms: only the whole-call deadline stops it
+    assert 0.5 <= run(go()) < 10  # each byte came within 50 ms: only the whole-call deadline stops it (the trickle alone lasts far longer)
 
 
 def test_refused_connections_are_retried_then_fail():
@@ -372,7 +372,7 @@ def test_requests_per_minute_throttles():
             t0 = time.monotonic()
             await asyncio.gather(*[c.complete(REQ) for _ in range(5)])
             return time.monotonic() - t0
-    assert 0.22 <= run(go()) < 1.0
+    assert 0.22 <= run(go()) < 10  # held back by the limiter; the upper bound only says it did not stall
 
 
 def test_tokens_per_minute_is_charged_real_usage():
