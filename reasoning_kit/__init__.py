@@ -2,14 +2,44 @@
 
 Modules:
 
+- `reasoning_kit.algos.common`: Reading an answer out of a reply, counting answers, reading the task, and folding events through a table: what every algorithm needs, in one place.
+- `reasoning_kit.algos.debate`: Several agents answer, read each other's answers, revise, and a judge (or a vote) settles it.
+- `reasoning_kit.algos.generate_test_repair`: Generate a candidate, run a deterministic test on it, and when it fails show the model the failure and ask for a fix.
+- `reasoning_kit.algos.generator_critic`: One conversation: the generator drafts, a critic reviews, the generator patches its answer, until the critic accepts.
 - `reasoning_kit.algos.reflexion`: Attempt, evaluate, and when the attempt is rejected write a short lesson; the next attempt starts from scratch with the lessons in its prompt.
+- `reasoning_kit.algos.self_consistency`: Sample several reasoning paths, read the final answer of each, and take the majority.
+- `reasoning_kit.algos.swarm`: One conversation, several agents; a hand-off is a tool call, and the rules are enforced in code.
+- `reasoning_kit.algos.toolloop`: Call the model; run the tools it asks for; repeat until it answers or the turns run out.
+- `reasoning_kit.algos.tot`: A beam search over reasoning steps: propose several next steps, score them, keep the best few, repeat.
+- `reasoning_kit.clients.anthropic_wire`: Requests to Messages API JSON and back, and its named stream events reassembled.
 - `reasoning_kit.clients.cassettes`: A cache of responses keyed by the full request, and cassettes: a run recorded once against a real model replays offline, byte for byte.
+- `reasoning_kit.clients.errors`: Every failure is a `ClientError` that knows whether asking again could help; waits honour the server; limits protect the quota.
+- `reasoning_kit.clients.models`: `PROVIDER:MODEL[@BASE_URL]` names a model anywhere one is taken; keys never show; usage becomes dollars.
+- `reasoning_kit.clients.transport`: One pooled connection per client, keys looked up per call and scrubbed, limits, retries that show in the log, timeouts, streaming, and `n` samples.
+- `reasoning_kit.clients.wire`: Requests to chat-completions JSON and back, streams reassembled, and the helpers both wire formats share.
+- `reasoning_kit.eval`: One algorithm over many tasks, with bounded concurrency, a deterministic check and a report you can compare.
+- `reasoning_kit.events`: A run is the fold of its event log: everything else in reasoning_kit is built on that one idea.
+- `reasoning_kit.llm.fake`: A model that is a Python function of the request: every algorithm runs, and is tested, offline.
 - `reasoning_kit.memory`: Short notes that outlive a run: stored as JSON Lines, found again by what they say.
+- `reasoning_kit.runtime`: Effects with keys, a log that is the run, a budget checked before every call, and replay for free.
 - `reasoning_kit.sandbox`: Run code a model wrote in a separate process with a time limit, a memory limit, no environment and a scratch directory.
 - `reasoning_kit.server`: Start runs and sessions over HTTP, and watch them event by event as they happen.
 - `reasoning_kit.session`: A conversation over many runs: each user message is one run, every run's log is kept, and a turn that died is finished from its log without asking the model again.
+- `reasoning_kit.tasks.game24`: The puzzle Tree of Thoughts was first shown on: an exact checker (with failure messages a model can act on), a solver, the puzzle set, and prompts of its own in the paper's format.
+- `reasoning_kit.timetravel`: Where two runs part, what each decided from there, and what the difference cost.
 - `reasoning_kit.tools`: `@tool` turns a typed Python function into something a model can call, safely.
-- `reasoning_kit.validate`: Named, deterministic checks: the cheapest and most reliable judge of an answer."""
+- `reasoning_kit.validate`: Named, deterministic checks: the cheapest and most reliable judge of an answer.
+- `reasoning_kit.viz.debate`: The agents' answers in every round, who changed their mind, and the judge's ruling or the tally.
+- `reasoning_kit.viz.export`: Step through a run in any browser, offline: no server, no kernel, no CDN.
+- `reasoning_kit.viz.generate_test_repair`: Candidates across, attempts down: each answer, whether the check passed it, and the failure message its repair answers.
+- `reasoning_kit.viz.generator_critic`: Each round of a GeneratorCritic run: the draft, the critic's verdict and its feedback, in one conversation.
+- `reasoning_kit.viz.html`: Escaping, graphs drawn with or without `dot`, and events, messages and usage as readable HTML.
+- `reasoning_kit.viz.reflexion`: Each trial of a Reflexion run: the attempt, the verdict and the lesson drawn from it.
+- `reasoning_kit.viz.self_consistency`: Every sampled reasoning path with its answer, and the tally of the votes as it grows.
+- `reasoning_kit.viz.swarm`: The agents and the hand-offs they may make, the active agent, the hand-offs taken so far in order, and the conversation with who said what.
+- `reasoning_kit.viz.toolloop`: The conversation of a ToolLoop run, turn by turn: what the model said, which tools ran and what they returned.
+- `reasoning_kit.viz.tot`: The whole tree at any step of a TreeOfThoughts run: every step and its score, the beam, what was pruned and why, and the winning path.
+- `reasoning_kit.viz.views`: A registry from an algorithm's name to the function that draws its state, with the jumps the stepper offers."""
 
 __version__ = "0.1.0"
 

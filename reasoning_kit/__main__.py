@@ -20,40 +20,81 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sys
+from itertools import chain
 from pathlib import Path
+from typing import Iterable, Iterator
 
-from .events import Log, LogFormatError
-from .runtime import fold_run
+from pydantic import ValidationError
+
+from .events import TORN, Event, Log, LogFormatError
+from .llm import LLMResponse
+from .runtime import RunReducer, algorithm_of
 
 # %% auto #0
-__all__ = ['CLIError', 'read_log', 'short', 'safe', 'events_lines', 'result_of', 'demo', 'parser', 'view', 'run_eval', 'main']
+__all__ = ['CLIError', 'iter_events', 'read_log', 'short', 'safe', 'events_lines', 'result_of', 'demo', 'parser', 'view',
+           'run_eval', 'main']
 
-# %% ../nbs/34_cli.ipynb #2443ccdd
+# %% ../nbs/34_cli.ipynb #a9ad0c31
 class CLIError(Exception):
     "A problem with what the command was given; main prints it and exits with code 2."
-
-def read_log(path: str, repair: bool = False) -> Log:
-    "The log at `path`, or a CLIError saying what is wrong with it."
-    p = Path(path)
-    if not p.exists(): raise CLIError(f"{path}: no such file")
-    if p.is_dir(): raise CLIError(f"{path}: is a directory, not a log file")
-    try: return Log.read(p, repair=repair)
-    except LogFormatError as e: raise CLIError(str(e).replace("log schema None is newer", "the header has no schema version: it is newer")) from None
-    except UnicodeDecodeError as e: raise CLIError(f"{path}: not a text file ({e.reason} at byte {e.start})") from None
-    except RecursionError: raise CLIError(f"{path}: JSON nested too deeply to be a run's log") from None
-    except (ValueError, TypeError, KeyError) as e: raise CLIError(f"{path}: not a run's log: {_problem(e)}") from None
-
-def _config_problem(e: Exception) -> str:
-    import re
-    if isinstance(e, TypeError) and (m := re.search(r"unexpected keyword argument '([^']+)'", str(e))):
-        return f"unknown config key {m.group(1)!r} (written by a newer reasoning_kit?)"
-    return _problem(e)
 
 def _problem(e: Exception) -> str:
     "What is wrong, in words: a missing field is named as one."
     if isinstance(e, KeyError): return f"an event lacks the field {e.args[0]!r}" if e.args else "a field is missing"
+    if isinstance(e, ValidationError):
+        er = e.errors()[0]; return f"{'.'.join(map(str, er['loc'])) or 'the value'}: {er['msg']}"
     return f"{type(e).__name__}: {e}".splitlines()[0][:300]
+
+# %% ../nbs/34_cli.ipynb #13b2155a
+def _header(path: str, raw: bytes):
+    try: Log.from_jsonl(raw.decode("utf-8").rstrip("\n") + "\n")
+    except UnicodeDecodeError as e: raise CLIError(f"{path}:1: not UTF-8 text ({e.reason} at column {e.start + 1})") from None
+    except LogFormatError as e:
+        msg = str(e).replace("<text>", path, 1).replace("log schema None is newer", "the header has no schema version: it is newer")
+        raise CLIError(msg) from None
+
+# %% ../nbs/34_cli.ipynb #c1e5c5e9
+def _event(path: str, n: int, raw: bytes, last: bool, repair: bool) -> Event | None:
+    "Line `n` as an Event; None for a torn last line that `repair` drops."
+    try: text = raw.decode("utf-8")
+    except UnicodeDecodeError as e: raise CLIError(f"{path}:{n}: not UTF-8 text ({e.reason} at column {e.start + 1})") from None
+    try: obj = json.loads(text)
+    except RecursionError: raise CLIError(f"{path}:{n}: JSON nested too deeply to be a run's event") from None
+    except json.JSONDecodeError as e:
+        if last and not raw.endswith(b"\n"):
+            if repair: return None
+            raise CLIError(f"{path}:{n}: truncated: {TORN} (the process died while writing it?); use --repair to drop that line") from None
+        raise CLIError(f"{path}:{n}: not valid JSON ({e.msg} at column {e.colno})") from None
+    try: return Event.model_validate(obj)
+    except ValidationError as e: raise CLIError(f"{path}:{n}: not an event: {_problem(e)}") from None
+
+# %% ../nbs/34_cli.ipynb #bc304abc
+def _existing(path: str) -> Path:
+    p = Path(path)
+    if not p.exists(): raise CLIError(f"{path}: no such file")
+    if p.is_dir(): raise CLIError(f"{path}: is a directory, not a log file")
+    return p
+
+def iter_events(path: str, repair: bool = False) -> Iterator[Event]:
+    "The events of the log at `path`, one at a time (any size, little memory), or a CLIError naming the line."
+    with open(_existing(path), "rb") as f:
+        head = f.readline()
+        if not head: raise CLIError(f"{path}: empty: a log starts with a header line")
+        _header(path, head)
+        n, line = 1, f.readline()
+        while line:
+            n, nxt = n + 1, f.readline()
+            e = _event(path, n, line, not nxt, repair)
+            if e is None: return
+            if e.seq != n - 2: raise CLIError(f"{path}:{n}: event seq {e.seq} out of order (expected {n - 2}): a log is append-only")
+            yield e
+            line = nxt
+
+def read_log(path: str, repair: bool = False) -> Log:
+    "The whole log at `path` (for small logs; the commands stream with `iter_events`), or a CLIError."
+    return Log(list(iter_events(path, repair)))
 
 # %% ../nbs/34_cli.ipynb #7739e65f
 def short(data: dict, width: int = 100) -> str:
@@ -65,24 +106,44 @@ def safe(s: str) -> str:
     "`s` with control characters (ANSI escapes included) shown as escapes, never sent to the terminal."
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in s)
 
-def events_lines(log: Log, kind: str | None = None, width: int = 100) -> list[str]:
-    "One line per event: seq, kind, key, short data; control characters escaped."
-    return [safe(f"{e.seq:>5}  {e.kind:<28} {e.key or '-':<32} {short(e.data, width)}")
-            for e in log if kind is None or e.kind.startswith(kind)]
+def events_lines(events: Iterable[Event], kind: str | None = None, width: int = 100) -> Iterator[str]:
+    "One line per event (seq, kind, key, short data), control characters escaped; as the events come."
+    return (safe(f"{e.seq:>5}  {e.kind:<28} {e.key or '-':<32} {short(e.data, width)}")
+            for e in events if kind is None or e.kind.startswith(kind))
 
 # %% ../nbs/34_cli.ipynb #529ca82a
-def result_of(log: Log) -> dict:
-    "How the run in `log` ended and the algorithm's result, from the fold of the log."
+def _config_problem(e: Exception) -> str:
+    if isinstance(e, TypeError) and (m := re.search(r"unexpected keyword arguments? \[?'([^']+)'", str(e))):
+        return f"unknown config key {m.group(1)!r} (written by a newer reasoning_kit?)"
+    return _problem(e)
+
+def _algorithm(first: Event | None):
+    "The algorithm named by the log's first event, or a CLIError at line 2."
     import reasoning_kit.algos  # noqa: F401  (registers every algorithm by name)
-    if not len(log) or log[0].kind != "run.started": raise CLIError("the log does not start with run.started: not a run's log")
-    from reasoning_kit.runtime import algorithm_of
-    try: algorithm = algorithm_of(log)
+    if first is None or first.kind != "run.started": raise CLIError("the log does not start with run.started: not a run's log")
+    config = first.data.get("config", {})
+    if not isinstance(config, dict): raise CLIError(f":2: the run.started config must be a JSON object, not {type(config).__name__}")
+    try: return algorithm_of([first])
     except Exception as e: raise CLIError(f":2: the run.started config is not valid: {_config_problem(e)}") from None
-    try:
-        s = fold_run(log)
-        result = algorithm.result(s.algo)
-    except RecursionError: raise CLIError("the log is nested too deeply to fold") from None
-    except Exception as e: raise CLIError(f"the log cannot be folded: {_problem(e)}") from None
+
+# %% ../nbs/34_cli.ipynb #f5537402
+def _checked(e: Event) -> Event:
+    if e.kind == "llm.result" and "result" in e.data:
+        try: LLMResponse.model_validate(e.data["result"])
+        except ValidationError as err: raise CLIError(f":{e.seq + 2}: llm.result is malformed: {_problem(err)}") from None
+    return e
+
+def result_of(events: Iterable[Event]) -> dict:
+    "How the run ended and the algorithm's result, folded from `events` (a Log, or `iter_events`) as they come."
+    events = iter(events); first = next(events, None)
+    algorithm = _algorithm(first)
+    reducer = RunReducer(algorithm); s = reducer.initial()
+    for e in chain([first], events):
+        try: reducer.apply(s, _checked(e))
+        except CLIError: raise
+        except RecursionError: raise CLIError(f":{e.seq + 2}: {e.kind} is nested too deeply to fold") from None
+        except Exception as err: raise CLIError(f":{e.seq + 2}: {e.kind} can't be folded: {_problem(err)}") from None
+    result = algorithm.result(s.algo)
     answer = result.get("answer") if isinstance(result, dict) else None
     return {"algorithm": s.algorithm, "status": s.status or "unfinished", "error": s.error, "calls": s.calls,
             "answer": answer, "result": result}
@@ -200,9 +261,10 @@ def main(argv: list[str] | None = None) -> int:
     "Run the command line; returns the exit code."
     args = parser().parse_args(argv)
     try:
-        if args.command == "events": print("\n".join(events_lines(read_log(args.log, args.repair), args.kind, args.width)))
+        if args.command == "events":
+            for line in events_lines(iter_events(args.log, args.repair), args.kind, args.width): print(line)
         elif args.command == "result":
-            try: print(json.dumps(result_of(read_log(args.log, args.repair)), indent=1, ensure_ascii=True))
+            try: print(json.dumps(result_of(iter_events(args.log, args.repair)), indent=1, ensure_ascii=True))
             except CLIError as e: raise CLIError(str(e) if str(e).startswith(args.log) else f"{args.log}{'' if str(e).startswith(':') else ': '}{e}") from None
         elif args.command == "demo": asyncio.run(demo(args.logs))
         elif args.command == "view": print(view(args.log, args.output))

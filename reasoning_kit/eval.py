@@ -1,4 +1,5 @@
-"""One algorithm over many tasks, with bounded concurrency, a deterministic check and a report you can compare.
+"""One algorithm over many tasks, with bounded concurrency,
+a deterministic check and a report you can compare.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/eval.html.md"""
 
@@ -131,8 +132,8 @@ class _Progress:
             self.last = time.monotonic(); self.stream.write(self.line() + "\n"); self.stream.flush()
     def close(self):
         if not self.on: return
-        if self.bar is not None: self.bar.close()
-        else: self.stream.write(("\r" if self.tty else "") + self.line() + "\n"); self.stream.flush()
+        if self.bar is not None: self.bar.close()  # then the last line, which a saved notebook keeps (a widget is not)
+        self.stream.write(("\r" if self.tty and self.bar is None else "") + self.line() + "\n"); self.stream.flush()
 
 # %% ../nbs/33_eval.ipynb #78761627
 def _takes_item(factory) -> bool:
@@ -280,7 +281,8 @@ def compare(a: Report, b: Report) -> Comparison:
                       only_second=[y.index for x, y in zip(a.rows, b.rows) if y.correct and not x.correct])
 
 # %% ../nbs/33_eval.ipynb #1ab5049a
-_SWEEP = ("sweep", "sweep_sync", "sweep_from_file", "SweepResult", "summarize", "bootstrap_ci", "pareto_front", "format_summary", "COLUMNS")
+_SWEEP = ("sweep", "sweep_sync", "sweep_from_file", "SweepResult", "summarize", "bootstrap_ci", "pareto_front", "format_summary", "COLUMNS",
+          "at_equal_budget", "LocalExecutor", "SharedRateLimits", "run_job")
 def __getattr__(name: str):
     "`eval.sweep` and its helpers, from reasoning_kit.sweep (imported on first use)."
     if name in _SWEEP:

@@ -1,4 +1,5 @@
-"""A run is the fold of its event log: everything else in reasoning_kit is built on that one idea.
+"""A run is the fold of its event log: everything else
+in reasoning_kit is built on that one idea.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/events.html.md"""
 

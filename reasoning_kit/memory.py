@@ -1,4 +1,5 @@
-"""Short notes that outlive a run: stored as JSON Lines, found again by what they say.
+"""Short notes that outlive a run: stored as
+JSON Lines, found again by what they say.
 
 A run forgets everything when it ends, except its log. Some of what it learned is worth keeping:
 a Reflexion lesson ("State the unit."), a fact a user told an agent, a rule of thumb. A `Memory`
@@ -113,6 +114,7 @@ def scrub_known(text: str, extra: Iterable[str] = ()) -> str:
     return scrub(text, known_secrets(extra))
 
 # %% ../nbs/30_memory.ipynb #7a30ab0e
+@patch
 def _index(self: Memory, note: Note):
     tf = Counter(tokens(" ".join([note.text, *note.tags, note.about])))
     for w in tf: self._postings.setdefault(w, []).append(note.n)
@@ -120,7 +122,8 @@ def _index(self: Memory, note: Note):
 
 def _line(note: Note) -> str: return json.dumps(note.model_dump(), ensure_ascii=False, separators=(",", ":")) + "\n"
 
-def _add(self: Memory, text: str,  # the note
+@patch
+def add(self: Memory, text: str,  # the note
          tags: Iterable[str] = (),  # labels to filter by
          about: str = "") -> Note:  # searched, not recalled
     "Remember `text`; returns the stored `Note`."
@@ -137,10 +140,10 @@ def _add(self: Memory, text: str,  # the note
     self._index(note)
     return note
 
-def _scrub(self: Memory, text: str) -> str: return scrub_known(text, self.secrets) if text else text
+@patch
+def scrub(self: Memory, text: str) -> str: return scrub_known(text, self.secrets) if text else text
+@patch
 def _lines(self: Memory) -> str: return _header() + "".join(_line(n) for n in self.notes)
-
-Memory._index, Memory.add, Memory.scrub, Memory._lines = _index, _add, _scrub, _lines
 
 # %% ../nbs/30_memory.ipynb #657cae00
 @patch

@@ -1,4 +1,5 @@
-"""Effects with keys, a log that is the run, a budget checked before every call, and replay for free.
+"""Effects with keys, a log that is the run, a budget
+checked before every call, and replay for free.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/runtime.html.md"""
 

@@ -1,4 +1,5 @@
-"""Run code a model wrote in a separate process with a time limit, a memory limit, no environment and a scratch directory.
+"""Run code a model wrote in a separate process with a time limit,
+a memory limit, no environment and a scratch directory.
 
 Everything the child could try to reach stays outside it:
 
@@ -7,9 +8,11 @@ Everything the child could try to reach stays outside it:
   file size, no core files;
 - **an empty environment**: no API keys, no `PATH`, nothing inherited; Python runs in isolated mode (`-I`);
 - **a scratch directory** as its working directory, removed afterwards;
-- when the parent runs as root and `nobody` can run this Python, the child drops to the `nobody` user,
-  so it cannot read the parent's `/proc/PID/environ` either (a child running as the parent's own user
-  can: keep keys out of the parent's environment, or use a container, when that matters);
+- when the parent runs as root, the child drops to the `nobody` user (and at most 64 processes), so it
+  cannot read the parent's `/proc/PID/environ`, root's files or the keys in them. `nobody` must be able to
+  run the interpreter: a Python under `/root` (pyenv) is not reachable, so the sandbox then uses the system
+  one (`/usr/bin/python3`: the standard library only). A parent that is not root runs the child as
+  itself, which *can* read its `/proc/PID/environ`: keep keys out of that environment, or use a container;
 - **a wall-clock limit**, and if the caller is cancelled (an engine's `Budget(seconds=...)` running out
   cancels the effect in flight) the child is killed at once.
 
@@ -37,7 +40,7 @@ from dataclasses import dataclass
 from .runtime import check_float, check_int
 
 # %% auto #0
-__all__ = ['NOBODY', 'SandboxResult', 'run_python', 'python_tests']
+__all__ = ['NOBODY', 'SYSTEM_PYTHONS', 'SandboxResult', 'sandbox_python', 'run_python', 'python_tests']
 
 # %% ../nbs/08_sandbox.ipynb #11021215
 @dataclass
@@ -47,6 +50,7 @@ class SandboxResult:
     stdout: str = ""
     stderr: str = ""
     timed_out: bool = False  # the wall-clock limit ended it
+    user: str = ""  # who the child ran as: "nobody", or the parent's uid
 
     @property
     def ok(self) -> bool: return self.returncode == 0 and not self.timed_out
@@ -61,7 +65,9 @@ def _limits(seconds: float, memory_mb: int, drop: bool):
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
         resource.setrlimit(resource.RLIMIT_FSIZE, (16 << 20, 16 << 20))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if drop: os.setgroups([]); os.setgid(NOBODY); os.setuid(NOBODY)
+        if drop:
+            resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))  # nobody's processes: no fork bomb
+            os.setgroups([]); os.setgid(NOBODY); os.setuid(NOBODY)
     return setup
 
 def _nobody_can_run(path: str) -> bool:
@@ -69,6 +75,16 @@ def _nobody_can_run(path: str) -> bool:
     parts = [os.path.realpath(path)]
     while parts[-1] != "/": parts.append(os.path.dirname(parts[-1]))
     return all(os.stat(p).st_mode & 0o001 for p in parts)
+
+# %% ../nbs/08_sandbox.ipynb #2a52bd9f
+SYSTEM_PYTHONS = ("/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3")
+
+def sandbox_python() -> tuple[str, bool]:
+    "The interpreter for sandboxed code, and whether the child drops to `nobody`."
+    if os.geteuid() != 0: return sys.executable, False
+    for p in (sys.executable, *SYSTEM_PYTHONS):
+        if os.path.exists(p) and _nobody_can_run(p): return p, True
+    return sys.executable, False
 
 # %% ../nbs/08_sandbox.ipynb #95108c41
 def _kill(proc):
@@ -80,14 +96,14 @@ async def run_python(code: str, stdin: str = "", seconds: float = 5.0, memory_mb
     "Run `code` in a separate, limited Python process with an empty environment; see the notes above."
     seconds = check_float("run_python", "seconds", seconds, 0.1, 3600)
     memory_mb = check_int("run_python", "memory_mb", memory_mb, 32, 1 << 20)
-    drop = os.geteuid() == 0 and _nobody_can_run(sys.executable)
-    scratch = tempfile.mkdtemp(prefix="rk-sandbox-")
+    python, drop = sandbox_python()
+    scratch = tempfile.mkdtemp(prefix="rk-sandbox-", dir="/tmp" if drop and not _nobody_can_run(tempfile.gettempdir()) else None)
     try:
         if drop: os.chown(scratch, NOBODY, NOBODY)
         with open(os.path.join(scratch, "main.py"), "w") as f: f.write(code)
         if drop: os.chmod(os.path.join(scratch, "main.py"), 0o644)
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-I", "-B", "main.py", cwd=scratch, env={}, start_new_session=True,
+            python, "-I", "-B", "main.py", cwd=scratch, env={}, start_new_session=True,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             preexec_fn=_limits(seconds, memory_mb, drop))
         try:
@@ -98,7 +114,8 @@ async def run_python(code: str, stdin: str = "", seconds: float = 5.0, memory_mb
             _kill(proc)
             await proc.wait()
         cut = lambda b: b.decode(errors="replace")[:max_output]
-        return SandboxResult(None if timed_out else proc.returncode, cut(out), cut(err), timed_out)
+        return SandboxResult(None if timed_out else proc.returncode, cut(out), cut(err), timed_out,
+                             "nobody" if drop else str(os.geteuid()))
     finally: shutil.rmtree(scratch, ignore_errors=True)
 
 # %% ../nbs/08_sandbox.ipynb #b02ec814

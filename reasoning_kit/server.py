@@ -1,4 +1,5 @@
-"""Start runs and sessions over HTTP, and watch them event by event as they happen.
+"""Start runs and sessions over HTTP, and watch
+them event by event as they happen.
 
 A notebook is one way to drive the engine; a service is another. The server puts a small HTTP API
 in front of an `Engine` that *you* configure in Python: its handlers decide which models answer
@@ -41,6 +42,7 @@ import re
 import uuid
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -59,7 +61,7 @@ from .algos.swarm import Swarm
 from .algos.toolloop import ToolLoop
 from .events import Event
 from .runtime import Algorithm, Budget, Engine, Outcome, Run, check_float, check_int
-from .session import INDEX, Session, SessionBudgetSpent, SessionBusy
+from .session import INDEX, Session, SessionBudgetSpent, SessionBusy, SessionChanged, SessionLocked
 
 # %% auto #0
 __all__ = ['APIError', 'env_secrets', 'scrub', 'http_params', 'narrows', 'RunServer', 'make_app', 'is_loopback', 'serve']
@@ -109,7 +111,7 @@ def narrows(owner_value, value) -> str | None:
         return f"{value!r} is over the owner's limit of {owner_value}; a client may only lower it"
     return f"the owner set it to {owner_value!r:.80}; a client can't change it"
 
-# %% ../nbs/32_server.ipynb #0fd20c4b
+# %% ../nbs/32_server.ipynb #f1f1b4cf
 _ID = re.compile(r"^[0-9a-f]{16}$")
 
 @dataclass
@@ -125,6 +127,7 @@ class _Tracked:
     task: asyncio.Task | None = None
     unsubscribe: Any = None
 
+# %% ../nbs/32_server.ipynb #2f35d78d
 class RunServer:
     "An HTTP API over an Engine you configure: start runs and sessions, watch their events."
     def __init__(self, engine: Engine,  # its handlers decide which models and tools exist
@@ -158,7 +161,9 @@ class RunServer:
         self._secrets = sorted({s for s in [*secrets, *([token] if token else []), *env_secrets()] if s}, key=len, reverse=True)
         self.runs: dict[str, _Tracked] = {}
         self.sessions: dict[str, Session] = {}
-        self.app = self._make_app()
+
+    @cached_property
+    def app(self) -> Starlette: return self._make_app()  # built on first use
 
     def __repr__(self): return f"RunServer({len(self.algorithms)} algorithms, {len(self.runs)} runs, {len(self.sessions)} sessions)"
 
@@ -166,6 +171,7 @@ class RunServer:
 _log = logging.getLogger("reasoning_kit.server")
 _ABSOLUTE = re.compile(r"(?<![\w.~/-])/(?:[^\s/'\"]+/)+(?=[^\s/'\"]*)")
 
+@patch
 def _relative(self: RunServer, text: str) -> str:
     "`text` with the server's directories and any other absolute path cut to names: no paths leak."
     for d in (self.sessions_dir, self.log_dir):
@@ -173,10 +179,12 @@ def _relative(self: RunServer, text: str) -> str:
             for form in {str(d.resolve()), str(d)}: text = text.replace(form + os.sep, "").replace(form, ".")
     return _ABSOLUTE.sub("", text)
 
+@patch
 def _json(self: RunServer, obj: Any, status: int = 200, headers: dict | None = None) -> Response:
     body = scrub(json.dumps(obj, ensure_ascii=False, default=str), self._secrets)
     return Response(body, status, headers=headers, media_type="application/json")
 
+@patch
 def _endpoint(self: RunServer, fn):
     "Wrap a handler: check the token, turn APIError (and anything unexpected) into a JSON error."
     async def endpoint(request: Request) -> Response:
@@ -192,8 +200,6 @@ def _endpoint(self: RunServer, fn):
             _log.error("%s %s failed: %s", request.method, request.url.path, scrub(f"{type(e).__name__}: {e}", self._secrets))
             return self._json({"error": f"internal error: {type(e).__name__}: {self._relative(str(e))}"}, 500)
     return endpoint
-
-RunServer._json, RunServer._endpoint, RunServer._relative = _json, _endpoint, _relative
 
 # %% ../nbs/32_server.ipynb #1bbe384d
 @patch
@@ -267,12 +273,13 @@ def _budget(self: RunServer, raw: Any, capped: bool = True) -> Budget | None:
         elif limits[f] > cap: raise APIError(400, f"bad budget: {f} {limits[f]} exceeds this server's limit of {cap}")
     return Budget(**limits)
 
-# %% ../nbs/32_server.ipynb #071f0fc8
+# %% ../nbs/32_server.ipynb #f4729e14
 def _wake(entry: _Tracked, _event=None):
     for f in entry.waiters:
         if not f.done(): f.set_result(None)
     entry.waiters.clear()
 
+@patch
 def _track(self: RunServer, run: Run, algorithm: Algorithm, session: str | None = None, turn: int | None = None,
            rid: str | None = None) -> _Tracked:
     entry = _Tracked(rid or uuid.uuid4().hex[:16], run, algorithm, session, turn)
@@ -281,6 +288,7 @@ def _track(self: RunServer, run: Run, algorithm: Algorithm, session: str | None 
     self.runs[entry.id] = entry
     return entry
 
+@patch
 async def _finished(self: RunServer, entry: _Tracked):
     try: entry.outcome = await entry.run
     finally:
@@ -288,6 +296,7 @@ async def _finished(self: RunServer, entry: _Tracked):
         done = [k for k, e in self.runs.items() if e.outcome is not None or e.task.done()]
         for k in done[:max(0, len(done) - self.keep)]: del self.runs[k]
 
+# %% ../nbs/32_server.ipynb #5978eb8c
 async def _changed(entry: _Tracked, timeout: float):
     "Wait until the run logs its next event (or `timeout` seconds)."
     fut = asyncio.get_running_loop().create_future()
@@ -297,14 +306,14 @@ async def _changed(entry: _Tracked, timeout: float):
     finally:
         if fut in entry.waiters: entry.waiters.remove(fut)
 
-RunServer._track, RunServer._finished = _track, _finished
-
 # %% ../nbs/32_server.ipynb #adc00905
+@patch
 def _entry(self: RunServer, rid: str) -> _Tracked:
     e = self.runs.get(rid)
     if e is None: raise APIError(404, f"no run with id {rid!r}")
     return e
 
+@patch
 def _status(self: RunServer, e: _Tracked) -> dict:
     st, out = e.run.state, e.outcome
     if out is not None: value = out.value
@@ -315,14 +324,15 @@ def _status(self: RunServer, e: _Tracked) -> dict:
             "calls": st.calls, "usage": st.usage.model_dump(), "error": out.error if out else None, "events": len(e.run.log),
             **({"session": e.session, "turn": e.turn} if e.session else {})}
 
+@patch
 def _running(self: RunServer) -> int: return sum(1 for e in self.runs.values() if e.outcome is None)
 
+@patch
 def _room(self: RunServer):
     if self._running() >= self.max_running: raise APIError(429, f"{self.max_running} runs are in progress, the most this server runs at once; try again later")
 
-RunServer._entry, RunServer._status, RunServer._running, RunServer._room = _entry, _status, _running, _room
-
 # %% ../nbs/32_server.ipynb #967dbfb8
+@patch
 async def _post_run(self: RunServer, request: Request) -> Response:
     body = await self._body(request, {"algorithm", "config", "input", "budget"})
     algorithm = self._build(body.get("algorithm"), body.get("config"))
@@ -338,15 +348,15 @@ async def _post_run(self: RunServer, request: Request) -> Response:
     self._track(run, algorithm, rid=rid)
     return self._json({"id": rid, "status": "running"}, 201, {"location": f"/runs/{rid}"})
 
+@patch
 async def _get_run(self: RunServer, request: Request) -> Response:
     return self._json(self._status(self._entry(request.path_params["id"])))
 
+@patch
 async def _list_runs(self: RunServer, request: Request) -> Response:
     return self._json({"runs": [{k: v for k, v in self._status(e).items() if k not in ("value", "usage")} for e in self.runs.values()]})
 
-RunServer._post_run, RunServer._get_run, RunServer._list_runs = _post_run, _get_run, _list_runs
-
-# %% ../nbs/32_server.ipynb #b4483e7f
+# %% ../nbs/32_server.ipynb #d7037541
 def _lines(events: list[Event]) -> str:
     return "".join(json.dumps({"seq": e.seq, "at": e.at, "kind": e.kind, "key": e.key, "data": e.data},
                               ensure_ascii=False, separators=(",", ":"), default=str) + "\n" for e in events)
@@ -359,6 +369,8 @@ def _query_number(request: Request, name: str, default: float, lo: float, hi: fl
     if v is None or not lo <= v <= hi: raise APIError(400, f"{name} must be {'an integer' if kind is int else 'a number'} from {lo} to {hi}, got {raw!r}")
     return v
 
+# %% ../nbs/32_server.ipynb #06e8a032
+@patch
 async def _events(self: RunServer, request: Request) -> Response:
     e = self._entry(request.path_params["id"])
     after = _query_number(request, "after", 0, 0, 10**12)
@@ -370,6 +382,7 @@ async def _events(self: RunServer, request: Request) -> Response:
     headers = {"x-next-after": str(after + len(events)), "x-run-status": e.outcome.status.value if e.outcome else "running"}
     return Response(scrub(_lines(events), self._secrets), headers=headers, media_type="application/x-ndjson")
 
+@patch
 async def _follow(self: RunServer, e: _Tracked, after: int):
     "Every event from `after` on, as it is logged, until the run's last one."
     i = after
@@ -379,9 +392,8 @@ async def _follow(self: RunServer, e: _Tracked, after: int):
         if e.run.state.status is not None and i >= len(e.run.log): return  # run.finished has been sent
         await _changed(e, 15.0)
 
-RunServer._events, RunServer._follow = _events, _follow
-
 # %% ../nbs/32_server.ipynb #e1e40185
+@patch
 async def _cancel(self: RunServer, request: Request) -> Response:
     e = self._entry(request.path_params["id"])
     if e.outcome is not None or e.run.state.status is not None:
@@ -390,13 +402,13 @@ async def _cancel(self: RunServer, request: Request) -> Response:
     await asyncio.wait({e.task}, timeout=10)
     return self._json(self._status(e))
 
+@patch
 async def _algorithms(self: RunServer, request: Request) -> Response:
     return self._json({"algorithms": {n: {"parameters": http_params(c), "conversational": issubclass(c, ToolLoop)}
                                       for n, c in sorted(self.algorithms.items())}})
 
-RunServer._cancel, RunServer._algorithms = _cancel, _algorithms
-
 # %% ../nbs/32_server.ipynb #6e217d0b
+@patch
 async def _post_session(self: RunServer, request: Request) -> Response:
     body = await self._body(request, {"algorithm", "config", "budget", "total_budget"})
     algorithm = self._build(body.get("algorithm"), body.get("config"))
@@ -406,9 +418,10 @@ async def _post_session(self: RunServer, request: Request) -> Response:
     turn, total = self._budget(body.get("budget")), self._budget(body.get("total_budget"), capped=False)
     sid = uuid.uuid4().hex[:16]
     self.sessions[sid] = Session(self.engine, algorithm, self.sessions_dir / sid if self.sessions_dir else None,
-                                 turn_budget=turn, budget=total)
+                                 turn_budget=turn, budget=total, secrets=self._secrets)
     return self._json({"id": sid}, 201, {"location": f"/sessions/{sid}"})
 
+@patch
 def _session(self: RunServer, sid: str) -> Session:
     s = self.sessions.get(sid)
     if s is not None: return s
@@ -419,32 +432,34 @@ def _session(self: RunServer, sid: str) -> Session:
         name, config = doc.get("algorithm"), doc.get("config") or {}
         settable = http_params(self.algorithms[name]) if name in self.algorithms else []
         algorithm = self._build(name, {k: v for k, v in config.items() if k in settable}, stored=True)  # the stored config, as a client gave it
-        s = self.sessions[sid] = Session.open(path, self.engine, algorithm)
+        s = self.sessions[sid] = Session.open(path, self.engine, algorithm, secrets=self._secrets)
     except (ValueError, AttributeError, OSError) as e:  # a damaged index, a log named outside the directory
         raise APIError(409, f"session {sid} can't be opened: {e}") from None
     return s
 
-RunServer._post_session, RunServer._session = _post_session, _session
-
-# %% ../nbs/32_server.ipynb #54536926
+# %% ../nbs/32_server.ipynb #6ea1f7b2
+@patch
 def _turn(self: RunServer, sid: str, s: Session, entry: _Tracked) -> dict:
     t = next(t for t in s.turns if t.n == entry.turn)
     out = entry.outcome
     return {"session": sid, "turn": t.n, "run": entry.id, "status": t.status, "reply": t.reply, "agent": t.value.get("agent"),
             "calls": t.calls, "usage": t.usage.model_dump(), "error": out.error if out else None}
 
+@patch
 async def _turn_start(self: RunServer, request: Request, sid: str, s: Session, start, wait: bool) -> Response:
     if s.busy: raise APIError(409, f"session {sid} is busy with turn {s.turns[-1].n}; wait for it to end")
     self._room()
     try: run = start()
     except SessionBudgetSpent as e: raise APIError(409, str(e), status="budget_exhausted") from None
-    except (SessionBusy, ValueError) as e: raise APIError(409, str(e)) from None
+    except (SessionBusy, SessionLocked, SessionChanged, ValueError) as e: raise APIError(409, str(e)) from None
     entry = self._track(run, s.algorithm, session=sid, turn=s.turns[-1].n)
     if not wait: return self._json({"session": sid, "turn": entry.turn, "run": entry.id, "status": "running"}, 202)
     await s.wait()
     await asyncio.wait({entry.task})
     return self._json(self._turn(sid, s, entry))
 
+# %% ../nbs/32_server.ipynb #621995e1
+@patch
 async def _post_message(self: RunServer, request: Request) -> Response:
     sid = request.path_params["id"]; s = self._session(sid)
     body = await self._body(request, {"text", "wait"})
@@ -452,11 +467,13 @@ async def _post_message(self: RunServer, request: Request) -> Response:
     if not isinstance(text, str) or not text.strip(): raise APIError(400, "a message needs \"text\": a non-empty string")
     return await self._turn_start(request, sid, s, lambda: s.start(text), body.get("wait", True) is not False)
 
+@patch
 async def _resume(self: RunServer, request: Request) -> Response:
     sid = request.path_params["id"]; s = self._session(sid)
     body = await self._body(request, {"wait"})
     return await self._turn_start(request, sid, s, s.start_resume, body.get("wait", True) is not False)
 
+@patch
 async def _get_session(self: RunServer, request: Request) -> Response:
     sid = request.path_params["id"]; s = self._session(sid)
     runs = {(e.session, e.turn): e.id for e in self.runs.values() if e.session == sid}
@@ -464,9 +481,6 @@ async def _get_session(self: RunServer, request: Request) -> Response:
                        "turns": [{"n": t.n, "text": t.text, "status": t.status, "reply": t.reply, "calls": t.calls,
                                   "run": runs.get((sid, t.n))} for t in s.turns],
                        "spent": asdict(s.spent)})
-
-RunServer._turn, RunServer._turn_start, RunServer._post_message, RunServer._resume, RunServer._get_session = \
-    _turn, _turn_start, _post_message, _resume, _get_session
 
 # %% ../nbs/32_server.ipynb #7099ed03
 @patch

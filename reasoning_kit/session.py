@@ -14,7 +14,8 @@ log: every model call it had already paid for is served from the log, none is ma
 
 With a `path` (a directory), a session is on disk: each turn's log streams to its own JSON Lines
 file as it is written, and a small JSON index lists the turns, so `Session.open` picks the
-conversation up in another process.
+conversation up in another process. One process writes a session at a time: while a turn runs, the
+directory is locked, and a second writer gets a clear error instead of a torn history.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/session.html.md"""
 
@@ -26,19 +27,22 @@ from __future__ import annotations
 from fastcore.basics import patch
 
 import asyncio
+import fcntl
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from .algos.toolloop import ToolLoop
 from .events import Log
 from .llm import Usage
+from .memory import replace_file, scrub_known
 from .runtime import Budget, Engine, Outcome, Run, RunState, Status, fold_run
 
 # %% auto #0
 __all__ = ['ENDED', 'INDEX', 'SESSION_FORMAT', 'SESSION_VERSION', 'Turn', 'Spent', 'SessionBudgetSpent', 'SessionBusy',
-           'turn_budget_left', 'Session', 'inside']
+           'turn_budget_left', 'Session', 'SessionLocked', 'SessionChanged', 'inside']
 
 # %% ../nbs/31_session.ipynb #b2e0b576
 ENDED = frozenset({Status.OK.value, Status.NO_SOLUTION.value, Status.BUDGET_EXHAUSTED.value})  # turns whose conversation is kept
@@ -110,7 +114,8 @@ class Session:
                  algorithm: ToolLoop,  # a ToolLoop or a Swarm
                  path: str | Path | None = None,  # a new directory to keep the session in; None: memory only
                  *, turn_budget: Budget | None = None,  # bounds each turn
-                 budget: Budget | None = None):  # bounds the whole session
+                 budget: Budget | None = None,  # bounds the whole session
+                 secrets: Iterable[str] = ()):  # more strings never to write (keys given to clients); env keys always
         if not isinstance(algorithm, ToolLoop):
             raise TypeError(f"a Session runs conversational algorithms (ToolLoop, Swarm), not {type(algorithm).__name__}")
         self.engine, self.algorithm, self.turn_budget, self.budget = engine, algorithm, turn_budget, budget
@@ -119,9 +124,13 @@ class Session:
         self.messages: list[dict] = []  # the conversation so far, as JSON messages, without the system prompt
         self.agent: str | None = None  # Swarm: the agent that answered last
         self._task: asyncio.Task | None = None  # the turn being recorded
+        self.secrets = [s for s in secrets if isinstance(s, str) and s]
+        self._seen: str | None = None  # the index as this object last wrote or read it
+        self._lock: int | None = None  # the directory's descriptor while this object holds its lock
         if self.path is not None:
             if (self.path / INDEX).exists(): raise FileExistsError(f"{self.path} already holds a session: use Session.open")
-            self.path.mkdir(parents=True, exist_ok=True); self._save()
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._claim(); self._save(); self._release()
 
     def __repr__(self):
         return f"Session({self.algorithm.name}, {len(self.turns)} turns, {len(self.messages)} messages{f', {self.path}' if self.path else ''})"
@@ -138,6 +147,7 @@ class Session:
                      cost=sum(t.usage.cost for t in ts), seconds=sum(t.seconds for t in ts))
 
 # %% ../nbs/31_session.ipynb #5e5b1dc9
+@patch
 def _save(self: Session):
     if self.path is None: return
     doc = {"format": SESSION_FORMAT, "version": SESSION_VERSION, "algorithm": self.algorithm.name,
@@ -145,21 +155,46 @@ def _save(self: Session):
            "turn_budget": self.turn_budget.model_dump(exclude_none=True) if self.turn_budget else None,
            "budget": self.budget.model_dump(exclude_none=True) if self.budget else None,
            "turns": [{"n": t.n, "text": t.text, "logs": t.files, "status": t.status} for t in self.turns]}
-    tmp = self.path / (INDEX + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, self.path / INDEX)
+    self._seen = scrub_known(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", self.secrets)
+    replace_file(self.path / INDEX, self._seen)
 
+@patch
 def _file(self: Session, n: int, attempt: int) -> str | None:
     return None if self.path is None else f"turn-{n:03d}.jsonl" if attempt == 0 else f"turn-{n:03d}.r{attempt}.jsonl"
 
-Session._save, Session._file = _save, _file
+# %% ../nbs/31_session.ipynb #764432dd
+class SessionLocked(RuntimeError):
+    "Another process is running a turn of this session."
+
+class SessionChanged(RuntimeError):
+    "Another process changed the session on disk since this object read it."
+
+@patch
+def _claim(self: Session):
+    if self.path is None or self._lock is not None: return
+    fd = os.open(self.path, os.O_RDONLY)
+    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd); raise SessionLocked(f"session {self.path.name}: another process is running a turn of it; "
+                                          "wait for that turn to end, then Session.open it again") from None
+    self._lock = fd
+    now = (self.path / INDEX).read_text(encoding="utf-8") if (self.path / INDEX).exists() else None
+    if self._seen is not None and now != self._seen:
+        self._release(); raise SessionChanged(f"session {self.path.name}: another process changed it since it was read "
+                                              "here; Session.open it again to see its turns")
+
+@patch
+def _release(self: Session):
+    if self._lock is not None: os.close(self._lock); self._lock = None
 
 # %% ../nbs/31_session.ipynb #c13589c1
+@patch
 def _input(self: Session, text: str) -> dict:
     "The run's input: the conversation so far and the new message (and, for a Swarm, who answered last)."
     return {"messages": self.messages + [{"role": "user", "content": text}], "task": text,
             **({"agent": self.agent} if self.agent is not None else {})}
 
+@patch
 def _launch(self: Session, turn: Turn, input: dict, budget: Budget | None, replay=None) -> Run:
     file = self._file(turn.n, len(turn.files))
     if file is not None: turn.files.append(file)
@@ -170,55 +205,56 @@ def _launch(self: Session, turn: Turn, input: dict, budget: Budget | None, repla
     self._task = asyncio.ensure_future(self._record(turn, run))
     return run
 
-def _start(self: Session, text: str) -> Run:
+@patch
+def start(self: Session, text: str) -> Run:
     "Start the turn that answers `text`; returns its live `Run` (await `session.wait()` for the Outcome)."
     if not isinstance(text, str) or not text.strip(): raise ValueError("a message needs some text")
     if self.busy: raise SessionBusy(f"turn {self.turns[-1].n} is still running; await session.wait() (or cancel its run) first")
     budget = turn_budget_left(self.turn_budget, self.budget, self.spent)
+    self._claim()
     turn = Turn(n=len(self.turns) + 1, text=text)
     self.turns.append(turn)
     try: return self._launch(turn, self._input(text), budget)
     except BaseException:
-        self.turns.pop(); self._save(); raise
-
-Session._input, Session._launch, Session.start = _input, _launch, _start
+        self.turns.pop(); self._save(); self._release(); raise
 
 # %% ../nbs/31_session.ipynb #b8699ef0
 def _conversation(value: dict) -> list[dict]:
     return [m for m in value.get("messages", []) if m.get("role") != "system"]
 
+@patch
 async def _record(self: Session, turn: Turn, run: Run) -> Outcome:
     try: out = await run
     finally:
         turn.live = False
         turn.value = self.algorithm.result(turn.state.algo)
-        self._save()
+        try: self._save()
+        finally: self._release()
     if out.status.value in ENDED:
         self.messages = _conversation(out.value)
         self.agent = out.value.get("agent", self.agent)
     return out
 
-async def _wait(self: Session) -> Outcome:
+@patch
+async def wait(self: Session) -> Outcome:
     "The Outcome of the turn started last, once it is recorded (cancelling the wait leaves the turn running)."
     if self._task is None: raise ValueError("no turn has been started in this process")
     return await asyncio.shield(self._task)
 
-Session._record, Session.wait = _record, _wait
-
 # %% ../nbs/31_session.ipynb #bd31f27e
+@patch
 def _refused(self: Session, why: str) -> Outcome:
     state = RunState(algorithm=self.algorithm.name, status=Status.BUDGET_EXHAUSTED.value, exhausted="session",
                      algo=self.algorithm.initial())
     return Outcome(status=Status.BUDGET_EXHAUSTED, value=self.algorithm.result(state.algo), error=why, log=Log(),
                    state=state, usage=Usage(), calls=0, sent={}, served={})
 
-async def _send(self: Session, text: str) -> Outcome:
+@patch
+async def send(self: Session, text: str) -> Outcome:
     "Answer `text`: run one turn and return its Outcome."
     try: self.start(text)
     except SessionBudgetSpent as e: return self._refused(str(e))
     return await self.wait()
-
-Session._refused, Session.send = _refused, _send
 
 # %% ../nbs/31_session.ipynb #53a72590
 def _read_index(path: Path) -> dict:
@@ -237,20 +273,24 @@ def inside(root: Path, name, where: str) -> str:
     "`name` if it is a plain file name inside `root`, else a ValueError: paths read from disk never leave it."
     if not isinstance(name, str) or not name or Path(name).name != name or name in (".", ".."):
         raise ValueError(f"{where} names {name!r} as a log: only file names inside the session's directory are read")
+    real, home = (root / name).resolve(), root.resolve()
+    if real.parent != home:  # a link planted in the directory, pointing out of it
+        raise ValueError(f"{where} names {name!r}, a link that leads out of the session's directory: not read")
     return name
 
 @patch(cls_method=True)
 def open(cls: Session, path: str | Path,  # the session's directory
           engine: Engine, algorithm: ToolLoop,  # as for a new session: the same kind of algorithm
-          *, turn_budget: Budget | None = _KEEP, budget: Budget | None = _KEEP) -> Session:  # default: the stored ones
+          *, turn_budget: Budget | None = _KEEP, budget: Budget | None = _KEEP,  # default: the stored ones
+          secrets: Iterable[str] = ()) -> Session:  # more strings never to write
     "Open a session kept on disk, to carry on with it."
     path = Path(path); doc = _read_index(path)
     if doc["algorithm"] != algorithm.name:
         raise ValueError(f"{path} is a {doc['algorithm']!r} session; it can't be continued with {algorithm.name!r}")
     stored = lambda b: Budget(**b) if b else None
     s = cls(engine, algorithm, None, turn_budget=stored(doc.get("turn_budget")) if turn_budget is _KEEP else turn_budget,
-            budget=stored(doc.get("budget")) if budget is _KEEP else budget)
-    s.path = path
+            budget=stored(doc.get("budget")) if budget is _KEEP else budget, secrets=secrets)
+    s.path, s._seen = path, (path / INDEX).read_text(encoding="utf-8")
     for t in doc["turns"]:
         files = [inside(path, f, INDEX) for f in t.get("logs", [])]
         # a crash may cut a log's last line (repair drops it), or come before the file was made (an empty log)
@@ -263,7 +303,8 @@ def open(cls: Session, path: str | Path,  # the session's directory
 
 
 # %% ../nbs/31_session.ipynb #ff09be77
-def _start_resume(self: Session) -> Run:
+@patch
+def start_resume(self: Session) -> Run:
     "Start finishing the last turn from its log; returns the live Run."
     if self.busy: raise SessionBusy(f"turn {self.turns[-1].n} is still running")
     turn = self.turns[-1] if self.turns else None
@@ -272,14 +313,15 @@ def _start_resume(self: Session) -> Run:
     budget = turn_budget_left(self.turn_budget, self.budget, self._spent(skip=turn))  # the replay counts its calls again
     started = next((e for e in turn.log if e.kind == "run.started"), None)
     inp = started.data["input"] if started is not None else self._input(turn.text)
+    self._claim()
     on_disk = self.path / turn.files[-1] if self.path is not None and turn.files else None
     replay = on_disk if on_disk is not None and on_disk.exists() else turn.log  # the partial file itself, when there is one
-    return self._launch(turn, inp, budget, replay=replay)
+    try: return self._launch(turn, inp, budget, replay=replay)
+    except BaseException: self._release(); raise
 
-async def _resume(self: Session) -> Outcome:
+@patch
+async def resume(self: Session) -> Outcome:
     "Finish the last turn from its log (no answered call is asked again); returns its Outcome."
     try: self.start_resume()
     except SessionBudgetSpent as e: return self._refused(str(e))
     return await self.wait()
-
-Session.start_resume, Session.resume = _start_resume, _resume

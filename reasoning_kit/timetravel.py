@@ -1,4 +1,5 @@
-"""Where two runs part, what each decided from there, and what the difference cost.
+"""Where two runs part, what each decided from
+there, and what the difference cost.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/timetravel.html.md"""
 

@@ -1,4 +1,5 @@
-"""`@tool` turns a typed Python function into something a model can call, safely.
+"""`@tool` turns a typed Python function into
+something a model can call, safely.
 
 A model asks for a tool by name with JSON arguments. Between that request and your function sit
 four checks, and each one answers the *model*, never crashes the run: the tool must exist (and be

@@ -1,4 +1,5 @@
-"""Named, deterministic checks: the cheapest and most reliable judge of an answer.
+"""Named, deterministic checks: the cheapest
+and most reliable judge of an answer.
 
 When an answer can be checked by code (does it state a unit, does the expression make 24, do
 the tests pass), a check beats a model's opinion: it is free, instant and never wrong about its

@@ -13,6 +13,8 @@ if [ "$dev" = "--dev" ]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
   command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
   command -v git >/dev/null 2>&1 || need_apt+=(git)
+  command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)  # llama.cpp's llama-server, built from source for the tests
+  command -v c++ >/dev/null 2>&1 || need_apt+=(build-essential)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
@@ -24,6 +26,7 @@ python -m pip install --quiet --disable-pip-version-check --root-user-action=ign
 if [ "$dev" = "--dev" ]; then
   python -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -e ".[dev]"
   [ -x scripts/aimock.sh ] && bash scripts/aimock.sh
+  bash scripts/llama_server.sh >/dev/null  # minutes the first time, then cached in .llama-server/; fails loudly
 else
   python -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -e ".[widgets]"
 fi

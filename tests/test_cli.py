@@ -149,3 +149,70 @@ def test_demo_logs_on_a_file_or_unwritable_path(target, tmp_path):
     (tmp_path / "afile").write_text("x")
     p = _cli("demo", "--logs", target, cwd=tmp_path)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and target in p.stderr and "cannot write logs" in p.stderr
+
+
+# ---- issue 14: more bad inputs, each named by file and line ---------------------------------------
+
+def _first(lines, kind):
+    return next(i for i, l in enumerate(lines) if _json.loads(l).get("kind") == kind)
+
+MORE = {
+    "llm_result": (lambda ls: _edit(ls, _first(ls, "llm.result"), lambda d: d["data"].update(result={"choices": "x"})),
+                   lambda ls: f":{_first(ls, 'llm.result') + 1}: ", "llm.result is malformed: choices"),
+    "no_parent": (lambda ls: _edit(ls, _first(ls, "tot.proposed"), lambda d: d["data"].pop("parent")),
+                  lambda ls: f":{_first(ls, 'tot.proposed') + 1}: ", "lacks the field 'parent'"),
+    "config_str": (lambda ls: _edit(ls, 1, lambda d: d["data"].update(config="x")), lambda ls: ":2: ", "config must be a JSON object"),
+}
+
+@_pytest.mark.parametrize("name", sorted(MORE))
+def test_more_bad_logs_name_the_line(name, tree_lines, tmp_path):
+    make, where, what = MORE[name]
+    (tmp_path / f"{name}.jsonl").write_text("\n".join(make(tree_lines)) + "\n")
+    p = _cli("result", f"{name}.jsonl", cwd=tmp_path)
+    line = p.stderr.strip()
+    assert p.returncode == 2 and "\n" not in line and "Traceback" not in line, p.stderr
+    assert f"{name}.jsonl{where(tree_lines)}" in line and what in line, line
+
+def test_bytes_that_are_not_utf8_are_named_by_line(tree_lines, tmp_path):
+    raw = ("\n".join(tree_lines[:3]) + "\n").encode() + b'{"seq": 2, "kind": "x", "key": "\xed\xa0\x80", "data": {}}\n'
+    (tmp_path / "bytes.jsonl").write_bytes(raw)
+    for cmd in ("events", "result"):
+        p = _cli(cmd, "bytes.jsonl", cwd=tmp_path)
+        assert p.returncode == 2 and "bytes.jsonl:4: not UTF-8 text" in p.stderr and "Traceback" not in p.stderr
+
+RSS = """
+import resource, runpy, sys
+sys.argv = ["reasoning-kit", *sys.argv[1:]]
+try: runpy.run_module("reasoning_kit", run_name="__main__")
+except SystemExit: pass
+finally: print("maxrss", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+"""
+
+def _peak_kb(*args, cwd):
+    env = {**_os.environ, "PYTHONPATH": str(_ROOT)}
+    p = _sp.run([_sys.executable, "-c", RSS, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
+    assert "Traceback" not in p.stderr, p.stderr[-2000:]
+    return p, int(p.stderr.split("maxrss")[-1].split()[0])
+
+def test_a_big_log_is_streamed_not_read_whole(tree_lines, tmp_path):
+    "A 50 MB log: events and result run in a few MB more than a tiny log needs, far below the file's size."
+    head, started, rest = tree_lines[0], tree_lines[1], tree_lines[2:]
+    filler = "x" * 1000
+    with open(tmp_path / "big.jsonl", "w") as f:
+        f.write(head + "\n" + started + "\n")
+        n = 1
+        while f.tell() < 50 << 20:
+            f.write(_json.dumps({"seq": n, "at": 0.0, "kind": "note.filler", "key": None, "data": {"text": filler}}) + "\n"); n += 1
+        for l in rest:
+            d = _json.loads(l); d["seq"] = n; n += 1; f.write(_json.dumps(d) + "\n")
+    (tmp_path / "small.jsonl").write_text("\n".join(tree_lines) + "\n")
+    size_kb = (tmp_path / "big.jsonl").stat().st_size // 1024
+    for cmd in ("result", "events"):
+        small, base = _peak_kb(cmd, "small.jsonl", cwd=tmp_path)
+        big, peak = _peak_kb(cmd, "big.jsonl", cwd=tmp_path)
+        assert small.returncode == big.returncode == 0
+        assert peak - base < size_kb // 5, f"{cmd}: peak RSS grew {(peak - base) // 1024} MB for a {size_kb // 1024} MB log"
+        if cmd == "result":
+            assert _json.loads(big.stdout)["answer"] == _json.loads(small.stdout)["answer"]
+        else:
+            assert big.stdout.count("\n") == n

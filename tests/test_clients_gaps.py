@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from reasoning_kit.clients import AnthropicClient, ConnectionFailed, OpenAIClient, StreamTruncated, client_for_model
+from reasoning_kit.clients import AnthropicClient, APIError, ConnectionFailed, OpenAIClient, StreamTruncated, client_for_model
 from reasoning_kit.llm import LLMHandler, LLMRequest, TextDelta, user
 
 REQ = LLMRequest(messages=[user("hi")])
@@ -128,6 +128,16 @@ def test_the_provider_key_goes_only_to_the_provider_host():
     assert client_for_model("openai:m@https://llm.example.com/v1", key_env="MY_KEY").key_env == "MY_KEY"
 
 
+def test_a_401_to_a_url_given_no_key_says_how_to_give_one():
+    async def go():
+        server, port, seen = await serve(lambda line, body, k: http(401, json.dumps({"error": {"message": "missing bearer token"}})))
+        client = client_for_model(f"openai:m@http://127.0.0.1:{port}/v1", max_retries=0)
+        try:
+            with pytest.raises(APIError, match=r"missing bearer token \(no API key was sent to .*: pass api_key= or key_env="): await client.complete(REQ)
+        finally: await client.aclose(); server.close()
+    asyncio.run(go())
+
+
 def test_client_options_on_the_handler_and_per_role():
     h = LLMHandler("openai:m@http://127.0.0.1:9/v1", timeout=7.0, max_retries=1,
                    routes={"judge": {"model": "anthropic:c@http://127.0.0.1:9", "timeout": 3.0}})
@@ -148,9 +158,10 @@ def test_max_completion_tokens_when_configured():
 
 
 def test_unknown_models_cost_unknown_never_a_guess():
-    from reasoning_kit.clients import PRICES, PRICES_AS_OF, parse_openai, price_for
+    from reasoning_kit.clients import PRICES, PRICES_AS_OF, PRICES_SOURCE, parse_openai, price_for
     from reasoning_kit.llm import Usage
     assert re.fullmatch(r"\d{4}-\d{2}", PRICES_AS_OF)
+    assert any("openai.com" in u for u in PRICES_SOURCE) and any("anthropic.com" in u for u in PRICES_SOURCE)  # dated, and the source named
     assert price_for("gpt-4o-2024-08-06") == PRICES["gpt-4o"] and price_for("gpt-4o-audio-preview") is None
     r = parse_openai({"model": "qwen2.5-7b", "choices": [{"message": {"content": "x"}, "finish_reason": "stop"}],
                       "usage": {"prompt_tokens": 10, "completion_tokens": 2}}, price_for("qwen2.5-7b"))

@@ -35,7 +35,7 @@ def test_saved_html_steps_offline_in_chromium(name, tmp_path):
         try:
             page = b.pages[0] if b.pages else b.new_page()
             page.on("request", lambda r: requests.append(r.url))
-            page.goto(out.as_uri())
+            page.goto(out.as_uri()); page.wait_for_function("() => document.getElementById('rk-position').textContent !== ''")  # the data may unpack asynchronously
             pos = lambda: page.inner_text("#rk-position")
             event = lambda: page.inner_text("#rk-event")
             assert pos().startswith("1 / ")
@@ -70,6 +70,84 @@ def test_saved_html_steps_offline_in_chromium(name, tmp_path):
                 page.click("#rk-centre"); near = page.get_attribute("#rk-picture svg", "viewBox")
                 assert float(near.split()[2]) < float(whole.split()[2]), (whole, near)
                 page.click("#rk-fit"); assert page.get_attribute("#rk-picture svg", "viewBox") == whole
+        finally:
+            b.close()
+    assert [u for u in requests if not u.startswith("file:")] == []
+
+
+def test_nbconvert_html_shows_the_stepper_offline(tmp_path):
+    """A notebook with a stepper, executed (widget state saved, as Jupyter does) and exported with nbconvert: offline, the
+    page shows the static frame where the stepper was, with its picture, even though the widget cannot load."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+    from playwright.sync_api import sync_playwright
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        f"from reasoning_kit.viz import Stepper\ns = Stepper({str(FIXTURES / 'tot_v0.1.jsonl')!r}).goto(20)\ns")])
+    NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=True).execute()
+    assert "widgets" in nb.metadata  # the saved widget state: nbconvert then prefers the widget view for the widget's output
+    page, _ = HTMLExporter().from_notebook_node(nb)
+    assert 'class="rk-static"' in page and "beam: <b>n.1 (6), n.2 (4)</b>" in page
+    out = tmp_path / "nb.html"; out.write_text(page)
+    with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
+        b = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=ARGS,
+                                                 viewport={"width": 1280, "height": 800})
+        try:
+            pg = b.pages[0] if b.pages else b.new_page()
+            pg.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())  # offline
+            pg.goto(out.as_uri())
+            box = pg.locator(".rk-static svg").first.bounding_box()
+            assert box and box["width"] > 100 and box["height"] > 50, box  # the picture is there and visible
+            assert "tot.selected" in pg.locator(".rk-static").first.inner_text()
+        finally:
+            b.close()
+
+
+def test_a_300_event_tree_of_50_nodes_stays_under_2_mb(tmp_path):
+    from test_fit_browser import tree_run
+    out = tree_run(4, 5, 5)
+    assert 250 <= len(out.log) <= 450 and len(out.state.algo.nodes) >= 50, (len(out.log), len(out.state.algo.nodes))
+    size = save_html(out, tmp_path / "tree.html").stat().st_size
+    assert size < 2_000_000, f"{size:,} bytes"
+
+
+def test_ten_thousand_events_export_open_and_step_in_chromium(tmp_path):
+    import asyncio
+    from playwright.sync_api import sync_playwright
+    from reasoning_kit.llm import FakeLLMClient, LLMHandler, system, user
+    from reasoning_kit.runtime import Algorithm, Engine
+
+    class Notes(Algorithm):
+        name = "export_test_notes"
+        def initial(self): return {"notes": 0, "last": None}
+        def apply(self, s, e):
+            if e.kind == "notes.noted": s["notes"] += 1; s["last"] = e.data["text"]
+        async def run(self, ctx):
+            for i in range(3333):
+                r = await ctx.llm([system("Note."), user(f"note {i}")], key=f"notes/{i}")
+                ctx.emit("notes.noted", text=r.text)
+        def result(self, s): return {"answer": s["last"]}
+
+    async def go():
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(lambda r: "ok " + r.messages[-1].content)).attach(engine)
+            return await engine.run(Notes(), {})
+    run = asyncio.run(go())
+    n = len(run.log); assert n >= 10_000
+    page_file = save_html(run, tmp_path / "big.html")
+    requests = []
+    with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
+        b = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=ARGS,
+                                                 viewport={"width": 1280, "height": 800})
+        try:
+            page = b.pages[0] if b.pages else b.new_page()
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(page_file.as_uri()); page.wait_for_function("() => document.getElementById('rk-position').textContent !== ''")  # the data may unpack asynchronously
+            assert page.inner_text("#rk-position") == f"1 / {n}"
+            page.click("#rk-next"); assert page.inner_text("#rk-position") == f"2 / {n}"
+            page.eval_on_selector("#rk-slider", "(s, v) => { s.value = v; s.dispatchEvent(new Event('input')) }", str(n - 2))
+            assert page.inner_text("#rk-position") == f"{n - 1} / {n}" and "ok note 3332" in page.inner_text("#rk-picture")
+            page.click("#rk-next"); assert "run.finished" in page.inner_text("#rk-event")
         finally:
             b.close()
     assert [u for u in requests if not u.startswith("file:")] == []

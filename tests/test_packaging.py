@@ -60,3 +60,13 @@ def test_the_sdist_carries_notebooks_examples_tests_and_fixtures(tmp_path):
     names = tarfile.open(next(tmp_path.glob("reasoning_kit-*.tar.gz"))).getnames()
     for want in ["/LICENSE", "/nbs/04_tools.ipynb", "/examples/four_algorithms.py", "/tests/test_packaging.py", "/tests/fixtures/memory_v1.jsonl"]:
         assert any(n.endswith(want) for n in names), want
+
+
+def test_llms_txt_and_the_package_docstring_list_every_module():
+    "nbdev lists a module when its notebook's description is more than a one-liner; packages (`__init__`) and `__main__` are the exceptions."
+    import reasoning_kit
+    mods = sorted(".".join(("reasoning_kit", *p.relative_to(ROOT / "reasoning_kit").with_suffix("").parts))
+                  for p in (ROOT / "reasoning_kit").rglob("*.py") if not p.name.startswith("_"))
+    llms, doc = (ROOT / "nbs" / "llms.txt").read_text(), reasoning_kit.__doc__
+    assert len(mods) >= 30
+    assert [m for m in mods if f"[{m}]" not in llms] == [] and [m for m in mods if f"`{m}`" not in doc] == []

@@ -1,5 +1,6 @@
 "The sandbox runner against the escapes issue 14 found in an in-process check."
 import asyncio, os, stat
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -33,9 +34,28 @@ def test_subclasses_escape_reaches_no_key(planted):
 def test_parent_environ_via_proc(planted):
     code = "import os\ntry: print(open(f'/proc/{os.getppid()}/environ').read())\nexcept Exception as e: print('refused', type(e).__name__)"
     r = asyncio.run(run_python(code))
-    if os.geteuid() == 0 and "refused" not in r.stdout:
-        pytest.skip("this Python is not runnable by nobody, so the child keeps root (documented limit)")
     assert SECRET not in r.stdout
+    if os.geteuid() == 0:  # as root, the child runs as nobody (a system Python when this one is under /root)
+        assert r.user == "nobody" and "refused PermissionError" in r.stdout, (r.user, r.stdout, r.stderr)
+
+
+def test_as_root_the_child_cannot_read_roots_files(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("only a root parent drops the child to nobody")
+    secret_file = tmp_path / "key.txt"; secret_file.write_text(SECRET); secret_file.chmod(0o600)
+    code = f"try: print(open({str(secret_file)!r}).read())\nexcept Exception as e: print('refused', type(e).__name__)\nimport os; print(os.getuid())"
+    r = asyncio.run(run_python(code))
+    assert SECRET not in r.stdout and "refused PermissionError" in r.stdout and "65534" in r.stdout
+
+
+def test_a_fork_bomb_is_bounded():
+    if os.geteuid() != 0:
+        pytest.skip("the process limit is set for nobody only (a user's own limit would count all its processes)")
+    code = ("import os, time\npids = []\ntry:\n    for _ in range(500):\n        pid = os.fork()\n"
+            "        if pid == 0: time.sleep(2); os._exit(0)\n        pids.append(pid)\n    print('forked', len(pids))\n"
+            "except OSError: print('refused after', len(pids))")
+    r = asyncio.run(run_python(code, seconds=5))
+    assert r.stdout.startswith("refused after") and int(r.stdout.split()[-1]) < 64, r.stdout + r.stderr
 
 def test_test_strings_run_in_the_sandbox(tmp_path, planted):
     "input['tests'] strings are evaluated in the child, never in the caller."
@@ -64,8 +84,9 @@ def _pidfile_code(path):
 
 def test_budget_seconds_kills_the_child(tmp_path):
     "while True against Budget(seconds=2): the run ends out of time and the child process is gone."
-    tmp_path.chmod(0o777)
-    pidfile = tmp_path / "pid"
+    import tempfile
+    shared = tempfile.mkdtemp(dir="/tmp"); os.chmod(shared, 0o777)  # a child running as nobody can write here
+    pidfile = Path(shared) / "pid"
     code = _pidfile_code(pidfile)
     async def check(answer, ctx): return await python_tests(answer, ctx["input"]["tests"], seconds=120)
     async def go():

@@ -171,3 +171,23 @@ def test_a_key_from_the_environment_never_reaches_the_run_log_on_disk(wire, stre
     written = (tmp_path / "run.jsonl").read_text()
     everything = "\n".join([written, repr(out), repr(out.log), str(out.error), caplog.text, repr(client)])
     assert "HTTP 401" in written and not leaks(everything), leaks(everything)[:3]
+
+
+@pytest.mark.parametrize("source", ["client", "environment"])
+def test_a_key_echoed_in_a_reply_never_reaches_a_cassette_or_cache_file(source, tmp_path, monkeypatch):
+    "A server that puts the key in its answer: the recording on disk holds *** instead, wherever the key came from."
+    from reasoning_kit.clients import CachedClient, Cassette
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    reply = lambda head, body, n: http(200, json.dumps({"model": "m", "choices": [{"index": 0, "finish_reason": "stop",
+                                       "message": {"role": "assistant", "content": f"you sent {KEY} and {KEY[3:15]}"}}]}))
+    async def go():
+        server, port = await serve(reply)
+        base = f"http://127.0.0.1:{port}/v1"
+        inner = OpenAIClient("m", base_url=base, api_key=KEY) if source == "client" else OpenAIClient("m", base_url=base)
+        try:
+            for rec in (Cassette(tmp_path / "c.json", inner, mode="record"), CachedClient(inner, tmp_path / "cache.jsonl")):
+                await rec.complete(REQ)
+        finally: await inner.aclose(); server.close()
+    asyncio.run(go())
+    written = (tmp_path / "c.json").read_text() + (tmp_path / "cache.jsonl").read_text()
+    assert "you sent ***" in written and not leaks(written), leaks(written)[:3]

@@ -1,5 +1,6 @@
 """sweep: one tidy table over a grid, the same table however often it is run or resumed, a changed
-configuration refused, and a sweep (one configuration, so a (task, key) names one call) killed with -9 resumes without asking any answered call twice."""
+configuration refused, a sweep (one configuration, so a (task, key) names one call) killed with -9 resumes without asking any answered call twice,
+a cassette reproduces the table exactly, and one shared rate limit per model holds across concurrently running items."""
 import json
 import os
 import signal
@@ -126,3 +127,55 @@ def test_kill_9_then_resume_asks_no_answered_call_twice(tmp_path, after):
     got = [json.loads(l) for l in (d / "rows.jsonl").read_text().splitlines()]
     got = sorted(got, key=lambda r: (r["config"], r["item"]))
     assert timeless(got) == timeless(sorted(ref.rows, key=lambda r: (r["config"], r["item"])))
+
+
+def test_a_cassette_reproduces_the_table_exactly(tmp_path):
+    from reasoning_kit.clients.cassettes import Cassette
+    tape = tmp_path / "tape.json"
+    def engine_of(client):
+        e = Engine()
+        LLMHandler(client).attach(e)
+        return e
+    grid = {"b1": tot(1), "b2": tot(2)}
+    recorded = sweep_sync(grid, PUZZLES, engine=engine_of(Cassette(tape, FakeLLMClient(game24.oracle), mode="record")),
+                          check=CHECK, progress=False, dir=tmp_path / "rec", seed=7)
+    replayed = sweep_sync(grid, PUZZLES, engine=engine_of(Cassette(tape)),  # no model behind it: any new call fails
+                          check=CHECK, progress=False, dir=tmp_path / "rep", seed=7)
+    assert timeless(replayed.rows) == timeless(recorded.rows) and all(r["status"] == "ok" for r in replayed.rows)
+    assert (tmp_path / "rep" / "table.csv").read_text().count("\n") == (tmp_path / "rec" / "table.csv").read_text().count("\n")
+    cfg = json.loads((tmp_path / "rep" / "config.json").read_text())
+    from reasoning_kit import __version__
+    assert cfg["seed"] == 7 and cfg["version"] == __version__  # seeds and the library version recorded
+
+
+def test_one_rate_limit_holds_across_concurrent_items(monkeypatch):
+    """Six requests a minute for the model, four items at once, each with its own engine and client: on a fake clock,
+    no window of the run ever holds more calls than the bucket allows (6 at once, then one every 10 s)."""
+    import asyncio
+    import types
+    from reasoning_kit.clients import errors
+    now = [0.0]
+    async def fake_sleep(s, *a):
+        now[0] += s
+        await asyncio.sleep(0)
+    monkeypatch.setattr(errors, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(errors, "asyncio", types.SimpleNamespace(sleep=fake_sleep, Lock=asyncio.Lock))
+    at = []
+    def factory():
+        e = Engine()
+        LLMHandler(FakeLLMClient(lambda req: (at.append(now[0]), game24.oracle(req))[1])).attach(e)
+        return e
+    res = sweep_sync({"b1": tot(1)}, PUZZLES + game24.puzzles(910, 911), engine=factory, check=CHECK, progress=False,
+                     concurrency=4, rate_limits={"*": 6})
+    assert all(r["correct"] for r in res.rows) and len(at) == sum(r["calls"] for r in res.rows) > 12
+    for i, t in enumerate(at):
+        for j in range(i, len(at)):
+            assert j - i + 1 <= 6 + (at[j] - t) / 10 + 1e-9, f"{j - i + 1} calls in {at[j] - t:.1f}s"
+    assert max(at) >= (len(at) - 6) * 10 - 1e-6  # and the limit was what paced them
+
+
+def test_executor_and_rate_limits_are_checked():
+    with pytest.raises(ValueError, match="executor must be 'local', 'ray'"):
+        sweep_sync({"b1": tot(1)}, PUZZLES, engine=scripted, check=CHECK, progress=False, executor="dask")
+    with pytest.raises(ValueError, match="positive"):
+        sweep_sync({"b1": tot(1)}, PUZZLES, engine=scripted, check=CHECK, progress=False, rate_limits={"*": 0})

@@ -832,3 +832,33 @@ def test_duplicates_zero_keeps_repeats_scored_0_without_a_call_and_prune_drops_t
     assert calls["zero"] == calls["prune"] + 1  # the kept repeat is expanded: one more proposal call, as the paper's code spends
     with pytest.raises(ValueError, match="TreeOfThoughts: duplicates must be one of 'prune', 'zero', got 'keep'"):
         TreeOfThoughts(duplicates="keep")
+
+
+def test_ties_go_to_the_child_of_the_better_parent_as_in_the_papers_code():
+    "The paper sorts a level's candidates by value keeping their order, and they come best parent first."
+    def model(request):
+        u = user_of(request)
+        if request.role == "evaluator": return text("8" if u.rstrip().endswith("b\n\nHow promising is the last step?") and depth_of(request) == 1
+                                                     else "6" if depth_of(request) == 1 else "5")
+        return text("a\nb" if depth_of(request) == 0 else "c\nd")
+    algo = TreeOfThoughts(depth=2, width=2, branching=2, generate="propose", stop_score=None)
+    out, _ = run(go(algo, model))
+    s = out.state.algo
+    assert [e.data["beam"] for e in out.log if e.kind == "tot.selected"] == [["n.2", "n.1"], ["n.2.1", "n.2.2"]]
+    assert s.nodes["n.1.1"].reason == "beam_capacity" and s.nodes["n.2.1"].score == s.nodes["n.1.1"].score == 5.0
+
+
+def test_a_hook_that_keeps_every_line_gets_every_line_as_a_step_as_the_papers_code():
+    "The paper's code splits a proposal reply on newlines and keeps every line, empty ones too; a hook can do the same."
+    def model(request):
+        if request.role == "evaluator": return text("5")
+        return text("a\n\nb\n")  # 4 lines: 'a', '', 'b', ''
+    verbatim = {"parse_steps": lambda task, path, text, k: text.split("\n")[:k]}
+    out, client = run(go(TreeOfThoughts(depth=1, width=5, branching=25, generate="propose", duplicates="zero",
+                                        prompts=verbatim, stop_score=None), model))
+    s = out.state.algo
+    assert [s.nodes[i].text for i in s.children("n")] == ["a", "", "b", ""]
+    assert s.nodes["n.4"].duplicate_of == "n.2" and s.nodes["n.4"].score == 0.0  # a repeat scores 0 without a call
+    assert client.calls == out.calls == 1 + 3
+    default, _ = run(go(TreeOfThoughts(depth=1, width=5, branching=25, generate="propose", stop_score=None), model))
+    assert [default.state.algo.nodes[i].text for i in default.state.algo.children("n")] == ["a", "b"]  # the default drops empty lines

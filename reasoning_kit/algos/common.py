@@ -1,4 +1,5 @@
-"""Reading an answer out of a reply, counting answers, reading the task, and folding events through a table: what every algorithm needs, in one place.
+"""Reading an answer out of a reply, counting answers, reading the task, and
+folding events through a table: what every algorithm needs, in one place.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/common.html.md"""
 

@@ -1,4 +1,5 @@
-"""Several agents answer, read each other's answers, revise, and a judge (or a vote) settles it.
+"""Several agents answer, read each other's answers,
+revise, and a judge (or a vote) settles it.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/debate.html.md"""
 

@@ -1,4 +1,5 @@
-"""Generate a candidate, run a deterministic test on it, and when it fails show the model the failure and ask for a fix.
+"""Generate a candidate, run a deterministic test on it, and when
+it fails show the model the failure and ask for a fix.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/generate_test_repair.html.md"""
 

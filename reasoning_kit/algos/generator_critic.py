@@ -1,4 +1,5 @@
-"""One conversation: the generator drafts, a critic reviews, the generator patches its answer, until the critic accepts.
+"""One conversation: the generator drafts, a critic reviews, the
+generator patches its answer, until the critic accepts.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/generator_critic.html.md"""
 

@@ -1,4 +1,5 @@
-"""Sample several reasoning paths, read the final answer of each, and take the majority.
+"""Sample several reasoning paths, read the final
+answer of each, and take the majority.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/self_consistency.html.md"""
 

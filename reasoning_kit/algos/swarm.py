@@ -1,4 +1,5 @@
-"""One conversation, several agents; a hand-off is a tool call, and the rules are enforced in code.
+"""One conversation, several agents; a hand-off is a
+tool call, and the rules are enforced in code.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/swarm.html.md"""
 

@@ -1,4 +1,5 @@
-"""Call the model; run the tools it asks for; repeat until it answers or the turns run out.
+"""Call the model; run the tools it asks for; repeat
+until it answers or the turns run out.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/toolloop.html.md"""
 

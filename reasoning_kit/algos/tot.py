@@ -1,4 +1,5 @@
-"""A beam search over reasoning steps: propose several next steps, score them, keep the best few, repeat.
+"""A beam search over reasoning steps: propose several
+next steps, score them, keep the best few, repeat.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/tot.html.md"""
 
@@ -28,7 +29,7 @@ __all__ = ['PROPOSER_PROMPT', 'PROPOSER_LIST_PROMPT', 'EVALUATOR_PROMPT', 'VOTER
            'default_prompts', 'parse_score', 'ThoughtNode', 'ToTState', 'ToTPrompts', 'TreeOfThoughts', 'final_beam',
            'NoThoughts', 'ScorerError']
 
-# %% ../../nbs/14_tot.ipynb #44ecb172
+# %% ../../nbs/14_tot.ipynb #10361bdc
 _NUMBER = r"(?<![-\d.])(\d+(?:\.\d+)?)(?:\s*(?:/|\bout\s+of\b)\s*(\d+(?:\.\d+)?)|\s*(%))?"
 _LABELLED = re.compile(r"\b(?:score|rating)\b[^0-9\n]{0,12}?" + _NUMBER, re.I)
 _LEADING = re.compile(r"\s*\**\s*" + _NUMBER, re.I)
@@ -38,11 +39,23 @@ def _on_scale(x: float, scale: float, denominator: float | None = None, percent:
     top = 100.0 if percent else denominator if denominator is not None else scale
     return round(10 * x / top, 6) if top > 0 and 0 <= x <= top else None
 
+# %% ../../nbs/14_tot.ipynb #1314f47b
 def _from_match(m: re.Match, scale: float) -> float | None:
     num, den, pct = m.group(1), m.group(2), m.group(3)
     return _on_scale(float(num), scale, float(den) if den else None, bool(pct))
 
-# %% ../../nbs/14_tot.ipynb #5209cf88
+def _json_score(reply: str, scale: float) -> tuple[bool, float | None]:
+    "(found, score) for a JSON object with a `score` key anywhere in `reply`."
+    for m in re.finditer(r"\{[^{}]*\}", reply):
+        try: obj = json.loads(m.group(0))
+        except ValueError: continue
+        if isinstance(obj, dict) and "score" in obj:
+            v = obj["score"]
+            if isinstance(v, str): return True, parse_score(v, scale)
+            return True, _on_scale(float(v), scale) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    return False, None
+
+# %% ../../nbs/14_tot.ipynb #6fd95a93
 def parse_score(reply: str | None,  # the model's reply
                 scale: float = 10.0,  # the scale a bare number is on: 10 (the default prompt's 0-10) or 1 for 0-1
                 ) -> float | None:
@@ -50,18 +63,12 @@ def parse_score(reply: str | None,  # the model's reply
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
         raise ValueError(f"parse_score: scale = {scale!r} must be a positive number (10 for 0-10 replies, 1 for 0-1)")
     if not reply: return None
-    for m in re.finditer(r"\{[^{}]*\}", reply):
-        try: obj = json.loads(m.group(0))
-        except ValueError: continue
-        if isinstance(obj, dict) and "score" in obj:
-            v = obj["score"]
-            if isinstance(v, str): return parse_score(v, scale)
-            if isinstance(v, (int, float)) and not isinstance(v, bool): return _on_scale(float(v), scale)
-            return None
+    found, score = _json_score(reply, scale)
+    if found: return score
     m = _LABELLED.search(reply) or _LEADING.match(reply)
     return _from_match(m, scale) if m else None
 
-# %% ../../nbs/14_tot.ipynb #224dfb24
+# %% ../../nbs/14_tot.ipynb #f10f0828
 class ThoughtNode(BaseModel):
     "One step of reasoning in the tree: where it sits, its score, and what became of it."
     id: str  # its path in the tree: "n" (the root: the task), "n.1", "n.1.2", ...
@@ -79,11 +86,12 @@ class ThoughtNode(BaseModel):
     @property
     def final(self) -> bool: return self.answer is not None
 
-# %% ../../nbs/14_tot.ipynb #ea9334fa
+# %% ../../nbs/14_tot.ipynb #45ef5df4
 def _order(node_id: str) -> tuple[int, ...]:
     "Tree order of a node id: n < n.1 < n.1.2 < n.2 < n.10."
     return tuple(int(p) for p in node_id.split(".")[1:])
 
+# %% ../../nbs/14_tot.ipynb #99ebc224
 @dataclass
 class ToTState:
     "The fold of a TreeOfThoughts run: the whole tree, the beam, and how the search ended."
@@ -100,23 +108,26 @@ class ToTState:
     answer: str | None = None  # the run's answer, once completed
     synthesized: str | None = None  # the closing synthesis call's answer, if there was one
 
-    def lineage(self, node_id: str) -> list[str]:
-        "Ids from the root to `node_id`."
-        out = []
-        while node_id is not None: out.append(node_id); node_id = self.nodes[node_id].parent
-        return out[::-1]
+# %% ../../nbs/14_tot.ipynb #28f185be
+@patch
+def lineage(self: ToTState, node_id: str) -> list[str]:
+    "Ids from the root to `node_id`."
+    out = []
+    while node_id is not None: out.append(node_id); node_id = self.nodes[node_id].parent
+    return out[::-1]
 
-    def steps(self, node_id: str) -> list[str]:
-        "The chain of step texts that leads to `node_id` (the root's task left out)."
-        return [self.nodes[i].text for i in self.lineage(node_id)[1:]]
+@patch
+def steps(self: ToTState, node_id: str) -> list[str]:
+    "The chain of step texts that leads to `node_id` (the root's task left out)."
+    return [self.nodes[i].text for i in self.lineage(node_id)[1:]]
 
-    def children(self, node_id: str) -> list[str]:
-        return [i for i, n in self.nodes.items() if n.parent == node_id]
+@patch
+def children(self: ToTState, node_id: str) -> list[str]: return [i for i, n in self.nodes.items() if n.parent == node_id]
 
-    @property
-    def winner_path(self) -> list[str]: return self.lineage(self.winner) if self.winner else []
+@patch(as_prop=True)
+def winner_path(self: ToTState) -> list[str]: return self.lineage(self.winner) if self.winner else []
 
-# %% ../../nbs/14_tot.ipynb #7029c79d
+# %% ../../nbs/14_tot.ipynb #a644faed
 def _started(s: ToTState, d: dict):
     s.task, s.settings = d["task"], {k: v for k, v in d.items() if k != "task"}
     s.nodes = {"n": ThoughtNode(id="n", text=d["task"], status="root")}
@@ -131,6 +142,7 @@ def _proposed(s: ToTState, d: dict):
                                      answer=d.get("answer"), duplicate_of=d.get("duplicate_of"))
     if d.get("duplicate_of") is None or s.settings.get("duplicates") == "zero": s.candidates.append(d["node"])  # "zero": a duplicate stays, scored 0
 
+# %% ../../nbs/14_tot.ipynb #fe924086
 def _evaluated(s: ToTState, d: dict):
     n = s.nodes[d["node"]]
     n.score, n.how, n.votes, n.status = d["score"], d.get("how"), d.get("votes"), "scored"
@@ -145,6 +157,7 @@ def _selected(s: ToTState, d: dict):
     s.beam = list(d["beam"])
     for i in s.beam: s.nodes[i].status = "final" if s.nodes[i].final else "kept"
 
+# %% ../../nbs/14_tot.ipynb #1f0b75bf
 def _solved(s: ToTState, d: dict): s.winner, s.stopped = d["node"], d["reason"]
 def _completed(s: ToTState, d: dict): s.winner, s.stopped, s.answer = d["winner"], d["stopped"], d["answer"]
 
@@ -158,7 +171,7 @@ _TOT_EVENTS = {
     "tot.completed": _completed,
 }
 
-# %% ../../nbs/14_tot.ipynb #6025e396
+# %% ../../nbs/14_tot.ipynb #8ef67b29
 PROPOSER_PROMPT = ("You solve problems one step at a time. Given a problem and the steps taken so far, write "
                    "the single next step, briefly. When the steps so far are enough to answer, write FINAL: "
                    "followed by the complete answer instead.")
@@ -170,18 +183,20 @@ EVALUATOR_PROMPT = ("Rate how promising the last step is for solving the problem
 def _evaluator_prompt(scale: float = 10.0) -> str:
     "The default evaluator prompt, asking for a score from 0 to `scale`."
     return EVALUATOR_PROMPT if scale == 10 else EVALUATOR_PROMPT.replace("to 10 (", f"to {scale:g} (").replace("<0-10>", f"<0-{scale:g}>")
+
+# %% ../../nbs/14_tot.ipynb #490bef6c
 VOTER_PROMPT = ("Several candidate ways to continue a solution are given. Analyse each briefly, then end with "
                 "\"The best choice is K\", where K is the number of the most promising one.")
 SYNTHESIZER_PROMPT = ("Given a problem and a chain of reasoning steps that solves it, write the final answer. "
                       "Reply with the answer only.")
 
-# %% ../../nbs/14_tot.ipynb #d9d7dc23
+# %% ../../nbs/14_tot.ipynb #1dbb1d29
 def _numbered(path: list[str]) -> str: return "".join(f"\n{i}. {t}" for i, t in enumerate(path, 1))
 def _problem(task: str, path: list[str], heading: str = "Steps so far:") -> str:
     return f"Problem: {task}\n\n" + (f"{heading}{_numbered(path)}\n\n" if path else "No steps yet.\n\n")
 
+# %% ../../nbs/14_tot.ipynb #a71e2754
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
-_VOTE = re.compile(r"best choice is\D{0,20}?(\d+)", re.I)
 
 class ToTPrompts:
     "The default prompt hooks; pass an object with any of these methods as `prompts=` to replace them."
@@ -195,19 +210,30 @@ class ToTPrompts:
     def final_answer(self, step):
         m = re.match(r"\s*FINAL:(.*)", step, re.S)
         return m.group(1).strip() if m else None
-    def value_prompt(self, task, path): return _problem(task, path, "Steps:") + "How promising is the last step?"
-    def parse_value(self, task, path, texts):
-        scores = [parse_score(t, self.score_scale) for t in texts]
-        return None if all(x is None for x in scores) else sum(x or 0.0 for x in scores) / len(scores)
-    def vote_prompt(self, task, paths):
-        return f"Problem: {task}\n\n" + "".join(f"Choice {i}:{_numbered(p)}\n\n" for i, p in enumerate(paths, 1)) + "Which choice is the most promising?"
-    def parse_votes(self, task, paths, texts):
-        votes = [0] * len(paths)
-        for t in texts:
-            found = _VOTE.findall(t)
-            if found and 1 <= int(found[-1]) <= len(paths): votes[int(found[-1]) - 1] += 1
-        return votes
-    def synthesize_prompt(self, task, path): return _problem(task, path, "Steps:") + "What is the final answer?"
+
+# %% ../../nbs/14_tot.ipynb #366bdcc7
+_VOTE = re.compile(r"best choice is\D{0,20}?(\d+)", re.I)
+
+@patch
+def value_prompt(self: ToTPrompts, task, path): return _problem(task, path, "Steps:") + "How promising is the last step?"
+@patch
+def parse_value(self: ToTPrompts, task, path, texts):
+    scores = [parse_score(t, self.score_scale) for t in texts]
+    return None if all(x is None for x in scores) else sum(x or 0.0 for x in scores) / len(scores)
+@patch
+def vote_prompt(self: ToTPrompts, task, paths):
+    return f"Problem: {task}\n\n" + "".join(f"Choice {i}:{_numbered(p)}\n\n" for i, p in enumerate(paths, 1)) + "Which choice is the most promising?"
+
+# %% ../../nbs/14_tot.ipynb #5b065224
+@patch
+def parse_votes(self: ToTPrompts, task, paths, texts):
+    votes = [0] * len(paths)
+    for t in texts:
+        found = _VOTE.findall(t)
+        if found and 1 <= int(found[-1]) <= len(paths): votes[int(found[-1]) - 1] += 1
+    return votes
+@patch
+def synthesize_prompt(self: ToTPrompts, task, path): return _problem(task, path, "Steps:") + "What is the final answer?"
 
 HOOKS = tuple(n for n in vars(ToTPrompts) if not n.startswith("_"))
 default_prompts = ToTPrompts()
@@ -249,12 +275,12 @@ class TreeOfThoughts(Algorithm):
                  duplicates: str = "prune"):  # a repeated chain of steps: "prune" it, or "zero": keep it, scored 0 without a call (the paper's code)  # the scale the evaluator is asked for: 10 (0-10), or 1 for a 0-1 prompt
         params = {k: v for k, v in locals().items() if k != "self"}
         for k, v in params.items(): setattr(self, k, v)  # config() reads them back for the log
-        self._check_shape(); self._check_options()  # each names the parameter and what it accepts
+        self._check_shape(); self._check_options(); self._check_scoring()  # each names the parameter and what it accepts
         self._defaults = ToTPrompts(score_scale)  # the hooks `prompts` lacks
         self.max_calls = self._max_calls()  # the most model calls a run can make (below)
 
 
-# %% ../../nbs/14_tot.ipynb #10731e83
+# %% ../../nbs/14_tot.ipynb #027cd5aa
 @patch
 def _check_shape(self: TreeOfThoughts) -> None:
     "The search's shape: levels, beam, branching, and the modes of generation, evaluation and selection."
@@ -267,11 +293,10 @@ def _check_shape(self: TreeOfThoughts) -> None:
     check_choice(n, "evaluate", self.evaluate, _EVALUATE); check_choice(n, "select", self.select, _SELECT)
     check_choice(n, "duplicates", self.duplicates, ("prune", "zero"))
 
-
-# %% ../../nbs/14_tot.ipynb #642633e1
+# %% ../../nbs/14_tot.ipynb #b3a833f4
 @patch
 def _check_options(self: TreeOfThoughts) -> None:
-    "The options: switches, temperature, prompts and models per role, score thresholds, the scorer, the hooks."
+    "The options: switches, temperature, prompts and models per role, score thresholds."
     n = "TreeOfThoughts"
     check_bool(n, "parallel", self.parallel); check_bool(n, "synthesize", self.synthesize)
     check_float(n, "temperature", self.temperature, 0, 2, none=True)
@@ -279,6 +304,11 @@ def _check_options(self: TreeOfThoughts) -> None:
         check_str(n, k, getattr(self, k), none=True)
     if self.stop_score is not None: _score_bound("stop_score", self.stop_score)
     _score_bound("min_score", self.min_score)
+
+# %% ../../nbs/14_tot.ipynb #5ba142eb
+@patch
+def _check_scoring(self: TreeOfThoughts) -> None:
+    "The scorer, the evaluator's scale and the prompt hooks."
     if self.scorer is not None and not callable(self.scorer): raise ValueError("TreeOfThoughts: scorer must be a function (task, path) -> score")
     if self.scorer is not None and self.evaluate == "vote":
         raise ValueError("TreeOfThoughts: scorer replaces the evaluator calls, so it cannot be combined with evaluate='vote'")
@@ -287,7 +317,6 @@ def _check_options(self: TreeOfThoughts) -> None:
         raise ValueError(f"TreeOfThoughts: score_scale = {s!r} must be a positive number (10 for an evaluator asked for 0-10, 1 for 0-1)")
     if isinstance(self.prompts, Mapping) and (unknown := set(self.prompts) - set(HOOKS)):
         raise ValueError(f"TreeOfThoughts: unknown prompt hooks {sorted(unknown)}; the hooks are {list(HOOKS)}")
-
 
 # %% ../../nbs/14_tot.ipynb #726c9210
 def _beam_cap(evaluate: str, coded: bool, n_evaluate: int, min_score: float, stop_score: float | None) -> int | None:
@@ -298,7 +327,7 @@ def _beam_cap(evaluate: str, coded: bool, n_evaluate: int, min_score: float, sto
     return 0 if v is None else None if v == 0 else n_evaluate // v  # a candidate scores 10 x its share of the votes
 
 
-# %% ../../nbs/14_tot.ipynb #7096ff1b
+# %% ../../nbs/14_tot.ipynb #aa930827
 def _level_sizes(depth: int, width: int, branching: int, cap: int | None) -> list[int]:
     "Nodes expanded at each level in the worst case: the root alone, then as many as the level before can hand on."
     sizes, f = [], 1
@@ -306,6 +335,7 @@ def _level_sizes(depth: int, width: int, branching: int, cap: int | None) -> lis
         sizes.append(f); f = min(width, f * branching, width if cap is None else cap)
     return sizes
 
+# %% ../../nbs/14_tot.ipynb #a4ffa312
 @patch
 def _max_calls(self: TreeOfThoughts) -> int:
     "The most model calls a run can make, whatever the model replies."
@@ -316,8 +346,7 @@ def _max_calls(self: TreeOfThoughts) -> int:
     scores = 0 if self.scorer is not None else sum(sizes) * self.branching if self.evaluate == "value" else len(sizes)
     return proposals + scores + int(self.synthesize)
 
-
-# %% ../../nbs/14_tot.ipynb #ed858bd1
+# %% ../../nbs/14_tot.ipynb #6285d6d9
 @patch
 def initial(self: TreeOfThoughts) -> ToTState: return ToTState()
 
@@ -325,6 +354,7 @@ def initial(self: TreeOfThoughts) -> ToTState: return ToTState()
 def apply(self: TreeOfThoughts, state: ToTState, event: Event) -> None:
     apply_events(_TOT_EVENTS, state, event)
 
+# %% ../../nbs/14_tot.ipynb #45b1676a
 def _best(s: ToTState, ids: list[str]) -> str | None:
     "The best of `ids`: highest score, then first in tree order."
     return min(ids, key=lambda i: (-(s.nodes[i].score or 0.0), _order(i)), default=None)
@@ -335,6 +365,7 @@ def _best_so_far(s: ToTState) -> str | None:
     live = [i for i in s.candidates if s.nodes[i].status != "pruned"]
     return _best(s, [i for i in live if s.nodes[i].score is not None]) or _best(s, live)  # scored first, else proposed
 
+# %% ../../nbs/14_tot.ipynb #b28647a6
 def final_beam(s: ToTState) -> list[dict]:
     "The beam's complete answers, best first: {node, answer, path, score}, for any-of-k and top-1 metrics."
     return [{"node": i, "answer": s.nodes[i].answer, "path": s.steps(i), "score": s.nodes[i].score}
@@ -388,7 +419,7 @@ def _settings(self: TreeOfThoughts) -> dict:
                                           "evaluate", "select", "n_evaluate", "synthesize")} | {"scorer": self.scorer is not None} \
         | ({"duplicates": self.duplicates} if self.duplicates != "prune" else {})  # logs without it fold as before
 
-# %% ../../nbs/14_tot.ipynb #61e95ac9
+# %% ../../nbs/14_tot.ipynb #485f09d5
 @patch
 async def _calls(self: TreeOfThoughts, ctx: Context, jobs: list[Callable]) -> list:
     "Run zero-argument coroutine functions; failures come back in place, a budget stop after the rest."
@@ -407,12 +438,14 @@ def _raise_stop(results: list) -> None:
     stop = next((r for r in results if isinstance(r, Cancelled)), None) or next((r for r in results if isinstance(r, BudgetExhausted)), None)
     if stop is not None: raise stop
 
+# %% ../../nbs/14_tot.ipynb #4d7f8109
 @patch
 def _hook(self: TreeOfThoughts, name: str) -> Callable:
     p = self.prompts
     f = p.get(name) if isinstance(p, Mapping) else getattr(p, name, None) if p is not None else None
     return f if f is not None else getattr(self._defaults, name)
 
+# %% ../../nbs/14_tot.ipynb #cf5f85e3
 @patch
 async def _ask(self: TreeOfThoughts, ctx: Context, prompt, *, key: str, role: str, n: int = 1):
     "One model call for `role`: the hook's prompt, the role's system prompt, model and sampling options."
@@ -427,7 +460,7 @@ async def _ask(self: TreeOfThoughts, ctx: Context, prompt, *, key: str, role: st
     if self.temperature is not None: fields["temperature"] = self.temperature
     return await ctx.llm(prompt, key=key, **fields)
 
-# %% ../../nbs/14_tot.ipynb #0d19636e
+# %% ../../nbs/14_tot.ipynb #488f1cd6
 @patch
 async def propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
     "Ask for the frontier's next steps and record them as `tot.proposed` events, in tree order."
@@ -438,19 +471,24 @@ async def propose_level(self: TreeOfThoughts, ctx: Context, task: str, level: in
         jobs = [(p, None, f"tot/{p}/expand", self.branching if self.generate == "sample_n" else 1) for p in s.frontier]
     replies = await self._calls(ctx, [lambda p=p, k=k, n=n: self._ask(ctx, self._proposal_prompt(task, s.steps(p)), key=k,
                                                                       role="proposer", n=n) for p, _, k, n in jobs])
-    seen: dict[tuple, str] = {}  # chain of steps -> the first node that proposed it at this level
+    self._record_proposals(ctx, task, level, jobs, replies)
+    _raise_stop(replies)
+
+# %% ../../nbs/14_tot.ipynb #8d485bb8
+@patch
+def _record_proposals(self: TreeOfThoughts, ctx: Context, task: str, level: int, jobs: list, replies: list) -> None:
+    s, seen = ctx.state, {}  # seen: chain of steps -> the first node that proposed it at this level
     for (parent, child, key, _), reply in zip(jobs, replies):
         if isinstance(reply, (BudgetExhausted, Cancelled)): continue
         if isinstance(reply, EffectFailed):
             ctx.emit("tot.proposal_failed", level=level, parent=parent, key=key, error=reply.error); continue
         for node, step in self._children(task, s.steps(parent), parent, child, reply):
-            if not step or not step.strip():
+            if step is None:  # unusable; a string, even an empty one, is a step (the paper's code keeps every line)
                 ctx.emit("tot.proposal_failed", level=level, parent=parent, key=key, error="empty reply"); continue
             first = seen.setdefault((*s.steps(parent), step), node)
             ctx.emit("tot.proposed", node=node, parent=parent, text=step, answer=self._hook("final_answer")(step),
                      duplicate_of=first if first != node else None)
             if first != node and self.duplicates == "prune": ctx.emit("tot.pruned", node=node, reason="duplicate", score=None)
-    _raise_stop(replies)
 
 # %% ../../nbs/14_tot.ipynb #fe9d5b6f
 @patch
@@ -465,7 +503,7 @@ def _children(self: TreeOfThoughts, task: str, path: list[str], parent: str, chi
     else: steps = [self._hook("parse_step")(task, path, t) for t in reply.texts[:self.branching]]
     return [(child, steps[0])] if child else [(f"{parent}.{i}", t) for i, t in enumerate(steps, 1)]
 
-# %% ../../nbs/14_tot.ipynb #3e3aaa27
+# %% ../../nbs/14_tot.ipynb #ac4a4234
 @patch
 async def evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: int) -> None:
     "Score this level's candidates and record them as `tot.evaluated` events, in candidate order."
@@ -476,30 +514,37 @@ async def evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: i
         todo = [i for i in todo if s.nodes[i].duplicate_of is None]
     if self.scorer is not None:
         for i in todo: ctx.emit("tot.evaluated", node=i, score=await self._code_score(task, s.steps(i), i), how="code")
-    elif self.evaluate == "value":
-        prompt, parse = self._hook("value_prompt"), self._hook("parse_value")
-        replies = await self._calls(ctx, [lambda i=i: self._ask(ctx, prompt(task, s.steps(i)), key=f"tot/{i}/score",
-                                                                role="evaluator", n=self.n_evaluate) for i in todo])
-        for i, r in zip(todo, replies):
-            if isinstance(r, (BudgetExhausted, Cancelled)): continue
-            if isinstance(r, EffectFailed): ctx.emit("tot.evaluation_failed", node=i, level=level, error=r.error); continue
-            v = parse(task, s.steps(i), r.texts)
-            ctx.emit("tot.evaluated", node=i, score=float(v or 0.0), how="parsed" if v is not None else "malformed")
-        _raise_stop(replies)
-    else:
-        paths = [s.steps(i) for i in todo]
-        [r] = await self._calls(ctx, [lambda: self._ask(ctx, self._hook("vote_prompt")(task, paths), key=f"tot/level.{level}/vote",
-                                                        role="evaluator", n=self.n_evaluate)])
-        _raise_stop([r])
-        if isinstance(r, EffectFailed):  # new steps are skipped; carried answers keep their score
-            for i in todo:
-                if s.nodes[i].score is None: ctx.emit("tot.evaluation_failed", node=i, level=level, error=r.error)
-            return
-        texts = r.texts[:self.n_evaluate]  # the votes asked for; one not given is an abstention
-        votes = list(self._hook("parse_votes")(task, paths, texts))
-        if len(votes) != len(todo): raise ValueError(f"parse_votes returned {len(votes)} counts for {len(todo)} candidates")
-        for i, v in zip(todo, votes):
-            ctx.emit("tot.evaluated", node=i, score=round(10 * v / self.n_evaluate, 6), how="votes", votes=v)
+    elif self.evaluate == "value": await self._value_level(ctx, task, level, todo)
+    else: await self._vote_level(ctx, task, level, todo)
+
+# %% ../../nbs/14_tot.ipynb #4d602ad9
+@patch
+async def _value_level(self: TreeOfThoughts, ctx: Context, task: str, level: int, todo: list[str]) -> None:
+    s, prompt, parse = ctx.state, self._hook("value_prompt"), self._hook("parse_value")
+    replies = await self._calls(ctx, [lambda i=i: self._ask(ctx, prompt(task, s.steps(i)), key=f"tot/{i}/score",
+                                                            role="evaluator", n=self.n_evaluate) for i in todo])
+    for i, r in zip(todo, replies):
+        if isinstance(r, (BudgetExhausted, Cancelled)): continue
+        if isinstance(r, EffectFailed): ctx.emit("tot.evaluation_failed", node=i, level=level, error=r.error); continue
+        v = parse(task, s.steps(i), r.texts)
+        ctx.emit("tot.evaluated", node=i, score=float(v or 0.0), how="parsed" if v is not None else "malformed")
+    _raise_stop(replies)
+
+# %% ../../nbs/14_tot.ipynb #1d479274
+@patch
+async def _vote_level(self: TreeOfThoughts, ctx: Context, task: str, level: int, todo: list[str]) -> None:
+    s, paths = ctx.state, [ctx.state.steps(i) for i in todo]
+    [r] = await self._calls(ctx, [lambda: self._ask(ctx, self._hook("vote_prompt")(task, paths), key=f"tot/level.{level}/vote",
+                                                    role="evaluator", n=self.n_evaluate)])
+    _raise_stop([r])
+    if isinstance(r, EffectFailed):  # new steps are skipped; carried answers keep their score
+        for i in todo:
+            if s.nodes[i].score is None: ctx.emit("tot.evaluation_failed", node=i, level=level, error=r.error)
+        return
+    texts = r.texts[:self.n_evaluate]  # the votes asked for; one not given is an abstention
+    votes = list(self._hook("parse_votes")(task, paths, texts))
+    if len(votes) != len(todo): raise ValueError(f"parse_votes returned {len(votes)} counts for {len(todo)} candidates")
+    for i, v in zip(todo, votes): ctx.emit("tot.evaluated", node=i, score=round(10 * v / self.n_evaluate, 6), how="votes", votes=v)
 
 # %% ../../nbs/14_tot.ipynb #15a62283
 class ScorerError(ValueError):
@@ -540,14 +585,15 @@ def select_level(self: TreeOfThoughts, ctx: Context, level: int) -> bool:
     low = [i for i in live if score(i) < self.min_score]
     ok = sorted((i for i in live if i not in low), key=_order)
     keep = ok if self.select == "greedy" else _draw(ctx.rng(f"tot/level.{level}/select"), ok, [score(i) for i in ok], self.width)
-    keep = sorted(keep, key=lambda i: (-score(i), _order(i)))[:self.width]
+    first = {i: k for k, i in enumerate(s.candidates)}  # ties: the candidate proposed first (a better parent's child), as the paper's code
+    keep = sorted(keep, key=lambda i: (-score(i), first[i]))[:self.width]
     for i in sorted(low, key=_order): ctx.emit("tot.pruned", node=i, reason="min_score", score=score(i))
     for i in ok:
         if i not in keep: ctx.emit("tot.pruned", node=i, reason="beam_capacity", score=score(i))
     if keep: ctx.emit("tot.selected", level=level, beam=keep)
     return bool(keep)
 
-# %% ../../nbs/14_tot.ipynb #f4222e90
+# %% ../../nbs/14_tot.ipynb #d3ffe62a
 @patch
 async def finish(self: TreeOfThoughts, ctx: Context, task: str) -> Status | None:
     s = ctx.state
@@ -558,12 +604,17 @@ async def finish(self: TreeOfThoughts, ctx: Context, task: str) -> Status | None
         return Status.NO_SOLUTION
     node = s.nodes[w]
     answer = node.answer if node.final else node.text
-    if self.synthesize:
-        try: r = await self._ask(ctx, self._hook("synthesize_prompt")(task, s.steps(w)), key=f"tot/{w}/synthesize", role="synthesizer")
-        except EffectFailed as e: ctx.emit("tot.synthesized", node=w, answer=None, error=e.error)
-        else:
-            said = r.text.strip()
-            said = self._hook("final_answer")(said) or said
-            ctx.emit("tot.synthesized", node=w, answer=said or None, error=None if said else "empty reply")
-            answer = said or answer
+    if self.synthesize: answer = await self._synthesize(ctx, task, w, answer)
     ctx.emit("tot.completed", winner=w, answer=answer, score=node.score, stopped=stopped)
+
+# %% ../../nbs/14_tot.ipynb #ffa35847
+@patch
+async def _synthesize(self: TreeOfThoughts, ctx: Context, task: str, w: str, answer: str) -> str:
+    "The synthesizer's answer from the winner's chain of steps; `answer` stands if the call fails or comes back empty."
+    try: r = await self._ask(ctx, self._hook("synthesize_prompt")(task, ctx.state.steps(w)), key=f"tot/{w}/synthesize", role="synthesizer")
+    except EffectFailed as e:
+        ctx.emit("tot.synthesized", node=w, answer=None, error=e.error); return answer
+    said = r.text.strip()
+    said = self._hook("final_answer")(said) or said
+    ctx.emit("tot.synthesized", node=w, answer=said or None, error=None if said else "empty reply")
+    return said or answer

@@ -1,4 +1,5 @@
-"""Requests to Messages API JSON and back, and its named stream events reassembled.
+"""Requests to Messages API JSON and back, and
+its named stream events reassembled.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/anthropic.html.md"""
 

@@ -18,7 +18,7 @@ from typing import Any, AsyncIterator
 
 from fastcore.basics import patch
 
-from .models import MODEL_RE, PROVIDERS
+from .models import MODEL_RE, PROVIDERS, scrub, settings
 from .wire import deltas_of
 from ..llm import LLMRequest, LLMResponse
 
@@ -103,8 +103,14 @@ class RecordingClient:
 
     def _remember(self, request: dict, step: str, key: str, response: LLMResponse) -> None:
         entry = {"key": key, "step": step, "request": request, "response": response.model_dump(mode="json")}
+        entry = json.loads(scrub(json.dumps(entry, ensure_ascii=False), self._keys()))  # no key reaches a recording, even one echoed back
         self.entries[key] = entry
         self._store(entry)
+
+    def _keys(self) -> list[str]:
+        "Keys that never reach a recording: the inner client's, and every provider's key in the environment."
+        inner = [s.reveal() for s in getattr(self.inner, "_secrets", None) or []]
+        return inner + [v for p in PROVIDERS.values() if p.key_env and (v := settings.secrets(p.key_env))]
 
     def _store(self, entry: dict) -> None: raise NotImplementedError
 

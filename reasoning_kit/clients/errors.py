@@ -1,4 +1,5 @@
-"""Every failure is a `ClientError` that knows whether asking again could help; waits honour the server; limits protect the quota.
+"""Every failure is a `ClientError` that knows whether asking again
+could help; waits honour the server; limits protect the quota.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/retry.html.md"""
 

@@ -1,4 +1,5 @@
-"""`PROVIDER:MODEL[@BASE_URL]` names a model anywhere one is taken; keys never show; usage becomes dollars.
+"""`PROVIDER:MODEL[@BASE_URL]` names a model anywhere one
+is taken; keys never show; usage becomes dollars.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/models.html.md"""
 
@@ -15,9 +16,9 @@ from typing import Callable
 from ..llm import Usage, register_model_provider
 
 # %% auto #0
-__all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'PRICES_AS_OF', 'PRICES', 'Provider', 'register_provider', 'client_for',
-           'ModelRef', 'parse_model', 'wire_model', 'Secret', 'Settings', 'scrub', 'Price', 'set_price', 'price_for',
-           'cost_of']
+__all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'PRICES_AS_OF', 'PRICES_SOURCE', 'PRICES', 'Provider', 'register_provider',
+           'client_for', 'ModelRef', 'parse_model', 'wire_model', 'Secret', 'Settings', 'scrub', 'Price', 'set_price',
+           'price_for', 'cost_of']
 
 # %% ../../nbs/06a_models.ipynb #29a8e638
 @dataclass(frozen=True)
@@ -128,6 +129,8 @@ class Price:
     cache_write: float | None = None  # prompt tokens written to the prompt cache (Anthropic); None: as input
 
 PRICES_AS_OF = "2025-11"  # when these list prices were taken from the providers' pricing pages
+PRICES_SOURCE = ("https://openai.com/api/pricing/", "https://platform.openai.com/docs/pricing",
+                 "https://www.anthropic.com/pricing#api", "https://docs.anthropic.com/en/docs/about-claude/pricing")  # where they were taken from
 
 PRICES: dict[str, Price] = {
     "gpt-4o": Price(2.50, 10.00, 1.25), "gpt-4o-mini": Price(0.15, 0.60, 0.075),

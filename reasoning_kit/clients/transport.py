@@ -1,4 +1,5 @@
-"""One pooled connection per client, keys looked up per call and scrubbed, limits, retries that show in the log, timeouts, streaming, and `n` samples.
+"""One pooled connection per client, keys looked up per call and scrubbed, limits,
+retries that show in the log, timeouts, streaming, and `n` samples.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/transport.html.md"""
 
@@ -32,12 +33,13 @@ from .wire import OpenAIStream, deltas_of, error_text, json_text, openai_body, p
 _log = logging.getLogger("reasoning_kit.clients")
 
 # %% auto #0
-__all__ = ['HTTPClient', 'PooledTransport', 'refuses_n', 'OpenAIClient', 'AnthropicClient']
+__all__ = ['HTTPClient', 'OpenAIClient', 'AnthropicClient', 'PooledTransport', 'refuses_n']
 
-# %% ../../nbs/06e_transport.ipynb #bc9e823f
+# %% ../../nbs/06e_transport.ipynb #479fb161
 def _loopback(url: str) -> bool:
     return (urlsplit(url).hostname or "") in ("127.0.0.1", "localhost", "::1")
 
+# %% ../../nbs/06e_transport.ipynb #88178fa4
 class HTTPClient:
     "What the OpenAI and Anthropic clients share: the pool, the key, limits, retries, timeouts and cost."
     provider, wire = "http", "http"
@@ -78,14 +80,70 @@ class HTTPClient:
         self._rng = random.Random()
         self.calls = self.requests = self.retries = 0  # logical calls, HTTP attempts, retries
 
-    def __repr__(self):
-        k = self._api_key
-        key = ("a callable" if callable(k) else ("given" if k.reveal() else "none") if isinstance(k, Secret) else
-               f"${self.key_env}" if self.key_env else "none")
-        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, key={key})"
+# %% ../../nbs/06e_transport.ipynb #b784fb21
+@patch
+def _keep(self: HTTPClient, v: str) -> None:
+    if v and all(s.reveal() != v for s in self._secrets): self._secrets.append(Secret(v))
 
+@patch
+def _scrub(self: HTTPClient, text: str) -> str:
+    "`text` with every key this client has used, and any 8 consecutive characters of one, replaced by `***`."
+    return scrub(text, [s.reveal() for s in self._secrets]) if self._secrets else text
 
-# %% ../../nbs/06e_transport.ipynb #75806750
+# %% ../../nbs/06e_transport.ipynb #ee163654
+@patch
+def __repr__(self: HTTPClient):
+    k = self._api_key
+    key = ("a callable" if callable(k) else ("given" if k.reveal() else "none") if isinstance(k, Secret) else
+           f"${self.key_env}" if self.key_env else "none")
+    return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, key={key})"
+
+# %% ../../nbs/06e_transport.ipynb #dfd9be38
+class OpenAIClient(HTTPClient):
+    "OpenAI chat completions, and every server that speaks the same wire format."
+    provider = wire = "openai"
+    default_base_url, default_key_env, base_url_env = "https://api.openai.com/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL"
+
+    def __init__(self, model: str | None = None, *, max_tokens_param: str | None = None,  # None: by endpoint
+                 stream_usage: bool = True,  # ask for usage at the end of streams
+                 native_n: bool = True,  # send n to the API (False: parallel calls)
+                 **kwargs):
+        super().__init__(model, **kwargs)
+        self.max_tokens_param = max_tokens_param or ("max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens")
+        self.stream_usage, self.native_n = stream_usage, native_n
+
+    def _path(self) -> str: return "/chat/completions"
+    async def _headers(self) -> dict:
+        key = await self._key()
+        return {"content-type": "application/json", **({"authorization": f"Bearer {key}"} if key else {}), **self.headers}
+    def _body(self, request: LLMRequest, model: str, stream: bool) -> dict:
+        return openai_body(request, model, stream, max_tokens_param=self.max_tokens_param, stream_usage=self.stream_usage)
+    def _parse_body(self, body: Any, price: Price | None) -> LLMResponse: return parse_openai(body, price)
+    def _accumulator(self) -> OpenAIStream: return OpenAIStream()
+
+# %% ../../nbs/06e_transport.ipynb #5d105025
+class AnthropicClient(HTTPClient):
+    "Anthropic's Messages API."
+    provider = wire = "anthropic"
+    default_base_url, default_key_env, base_url_env = "https://api.anthropic.com", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"
+    native_n = False
+
+    def __init__(self, model: str | None = None, *, max_tokens: int = 4096,  # sent when the request sets none (the API requires it)
+                 version: str = "2023-06-01",  # the anthropic-version header
+                 **kwargs):
+        super().__init__(model, **kwargs)
+        self.max_tokens, self.version = max_tokens, version
+
+    def _path(self) -> str: return "/messages" if self.base_url.endswith("/v1") else "/v1/messages"
+    async def _headers(self) -> dict:
+        key = await self._key()
+        return {"content-type": "application/json", "anthropic-version": self.version, **({"x-api-key": key} if key else {}), **self.headers}
+    def _body(self, request: LLMRequest, model: str, stream: bool) -> dict:
+        return anthropic_body(request, model, stream, max_tokens=self.max_tokens)
+    def _parse_body(self, body: Any, price: Price | None) -> LLMResponse: return parse_anthropic(body, price)
+    def _accumulator(self) -> AnthropicStream: return AnthropicStream()
+
+# %% ../../nbs/06e_transport.ipynb #2f085b33
 class _Released(httpx.AsyncByteStream):
     "A response body that reports once when it is closed."
     def __init__(self, inner: httpx.AsyncByteStream, done: Callable[[], None]): self.inner, self.done = inner, done
@@ -96,6 +154,7 @@ class _Released(httpx.AsyncByteStream):
         finally:
             if self.done is not None: self.done(); self.done = None
 
+# %% ../../nbs/06e_transport.ipynb #6b99bc4e
 class PooledTransport(httpx.AsyncBaseTransport):
     "Small connection pools behind one transport; each request goes to the least busy pool."
     def __init__(self, connections: int,  # connections in all
@@ -113,22 +172,24 @@ class PooledTransport(httpx.AsyncBaseTransport):
         if not self.proxies or urllib.request.proxy_bypass_environment(url.host, self.proxies): return None
         return self.proxies.get(url.scheme) or self.proxies.get("all")
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if (proxy := self.proxy_for(request.url)) is not None:
-            if proxy not in self.proxied: self.proxied[proxy] = httpx.AsyncHTTPTransport(proxy=proxy, verify=self.ssl, limits=self.limits)
-            return await self.proxied[proxy].handle_async_request(request)
-        i = min(range(len(self.pools)), key=self.busy.__getitem__)
-        self.busy[i] += 1
-        def done(): self.busy[i] -= 1
-        try: r = await self.pools[i].handle_async_request(request)
-        except BaseException: done(); raise
-        return httpx.Response(r.status_code, headers=r.headers, stream=_Released(r.stream, done), extensions=r.extensions)
+# %% ../../nbs/06e_transport.ipynb #ae3628ef
+@patch
+async def handle_async_request(self: PooledTransport, request: httpx.Request) -> httpx.Response:
+    if (proxy := self.proxy_for(request.url)) is not None:
+        if proxy not in self.proxied: self.proxied[proxy] = httpx.AsyncHTTPTransport(proxy=proxy, verify=self.ssl, limits=self.limits)
+        return await self.proxied[proxy].handle_async_request(request)
+    i = min(range(len(self.pools)), key=self.busy.__getitem__)
+    self.busy[i] += 1
+    def done(): self.busy[i] -= 1
+    try: r = await self.pools[i].handle_async_request(request)
+    except BaseException: done(); raise
+    return httpx.Response(r.status_code, headers=r.headers, stream=_Released(r.stream, done), extensions=r.extensions)
 
-    async def aclose(self) -> None:
-        for p in [*self.pools, *self.proxied.values()]: await p.aclose()
+@patch
+async def aclose(self: PooledTransport) -> None:
+    for p in [*self.pools, *self.proxied.values()]: await p.aclose()
 
-
-# %% ../../nbs/06e_transport.ipynb #3133e41b
+# %% ../../nbs/06e_transport.ipynb #895f3612
 @patch
 def _pool(self: HTTPClient) -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
@@ -140,20 +201,20 @@ def _pool(self: HTTPClient) -> httpx.AsyncClient:
         if self.limiter is not None: self.limiter._lock = None
     return self._http
 
+# %% ../../nbs/06e_transport.ipynb #78963ed0
 @patch
 async def aclose(self: HTTPClient) -> None:
     "Close the connection pool (a later call opens a new one)."
     http, self._http, self._loop = self._http, None, None
     if http is not None: await http.aclose()
 
-
 @patch
 async def __aenter__(self: HTTPClient): return self
+
 @patch
 async def __aexit__(self: HTTPClient, *exc): await self.aclose()
 
-
-# %% ../../nbs/06e_transport.ipynb #7934b8ec
+# %% ../../nbs/06e_transport.ipynb #ccd5f173
 @patch
 async def _key(self: HTTPClient) -> str | None:
     src = self._api_key
@@ -169,15 +230,7 @@ async def _key(self: HTTPClient) -> str | None:
                          f"(or pass api_key= to {type(self).__name__} / client_for_model)")
     return v or None
 
-@patch
-def _keep(self: HTTPClient, v: str) -> None:
-    if v and all(s.reveal() != v for s in self._secrets): self._secrets.append(Secret(v))
-
-@patch
-def _scrub(self: HTTPClient, text: str) -> str:
-    "`text` with every key this client has used, and any 8 consecutive characters of one, replaced by `***`."
-    return scrub(text, [s.reveal() for s in self._secrets]) if self._secrets else text
-
+# %% ../../nbs/06e_transport.ipynb #3186c234
 @patch
 def _clean(self: HTTPClient, e: ClientError) -> ClientError:
     "`e` as raised to the caller: scrubbed, with no chained exception and no frames below this call."
@@ -191,6 +244,18 @@ def _text(self: HTTPClient, r: httpx.Response) -> str:
     "A response body as text, scrubbed before anything reads or cuts it."
     return self._scrub(r.content.decode("utf-8", "replace"))
 
+# %% ../../nbs/06e_transport.ipynb #16b3a949
+@patch
+def _model_for(self: HTTPClient, request: LLMRequest) -> str:
+    m = wire_model(request.model) or self.model
+    if not m: raise ValueError(f"{self!r}: no model: give the request one (model='{self.provider}:NAME') or the client a default")
+    return m
+
+@patch
+def _price(self: HTTPClient, sent: str, answered: str | None) -> Price | None:
+    return price_for(sent, self.prices) or price_for(answered, self.prices)
+
+# %% ../../nbs/06e_transport.ipynb #0fc6114e
 @patch
 def _relabel(self: HTTPClient, e: ClientError) -> ClientError:
     "The same error naming this client's provider, with any key scrubbed out."
@@ -204,20 +269,7 @@ def _parse(self: HTTPClient, body: Any, model: str) -> LLMResponse:
     try: return self._parse_body(body, self._price(model, body.get("model") if isinstance(body, dict) else None))
     except ClientError as e: raise self._relabel(e) from None
 
-
-# %% ../../nbs/06e_transport.ipynb #8215c3ca
-@patch
-def _model_for(self: HTTPClient, request: LLMRequest) -> str:
-    m = wire_model(request.model) or self.model
-    if not m: raise ValueError(f"{self!r}: no model: give the request one (model='{self.provider}:NAME') or the client a default")
-    return m
-
-@patch
-def _price(self: HTTPClient, sent: str, answered: str | None) -> Price | None:
-    return price_for(sent, self.prices) or price_for(answered, self.prices)
-
-
-# %% ../../nbs/06e_transport.ipynb #1af5a262
+# %% ../../nbs/06e_transport.ipynb #cf58c755
 @patch
 @asynccontextmanager
 async def _slot(self: HTTPClient, estimate: int):
@@ -227,23 +279,33 @@ async def _slot(self: HTTPClient, estimate: int):
         self.requests += 1
         yield
 
+# %% ../../nbs/06e_transport.ipynb #80af2aef
+def _key_sent(r: httpx.Response) -> bool:
+    try: h = r.request.headers
+    except RuntimeError: return True  # a response made by hand, with no request
+    return "authorization" in h or "x-api-key" in h
+
 @patch
 def _status_error(self: HTTPClient, r: httpx.Response) -> APIError:
     raw = self._text(r)
     try: text = error_text(json.loads(raw))
     except ValueError: text = None
     text = text or snip(raw, 300) or r.reason_phrase
+    if r.status_code in (401, 403) and not _key_sent(r):  # a URL you named gets no provider key: say how to give one
+        text += f" (no API key was sent to {self.base_url}: pass api_key= or key_env= to the client, or to client_for_model / LLMHandler)"
     e = APIError(self.provider, r.status_code, text, parse_retry_after(r.headers))
     should = r.headers.get("x-should-retry")
     if should in ("true", "false"): e.retryable = should == "true"
     return e
 
+# %% ../../nbs/06e_transport.ipynb #0a8b399d
 @patch
 def _transport_error(self: HTTPClient, e: Exception) -> ClientError:
     if isinstance(e, (TimeoutError, httpx.TimeoutException)):
         return CallTimeout(f"{self.provider}: no complete answer within {self.timeout}s (connect timeout {self.connect_timeout}s)")
     return ConnectionFailed(self._scrub(f"{self.provider}: {type(e).__name__}: {e or 'connection failed'} ({self.base_url})"))
 
+# %% ../../nbs/06e_transport.ipynb #36f56ab8
 @patch
 async def _send(self: HTTPClient, path: str, content: bytes, model: str, estimate: int) -> LLMResponse:
     async with self._slot(estimate):
@@ -260,14 +322,14 @@ async def _send(self: HTTPClient, path: str, content: bytes, model: str, estimat
     if self.limiter is not None: self.limiter.settle(estimate, resp.usage.total_tokens)
     return resp
 
-
-# %% ../../nbs/06e_transport.ipynb #4d6b2352
+# %% ../../nbs/06e_transport.ipynb #c12ac7af
 @patch
 def _retry_wait(self: HTTPClient, e: ClientError, attempt: int) -> float | None:
     if not e.retryable or attempt > self.max_retries: return None
     if e.retry_after is not None: return e.retry_after if e.retry_after <= self.max_wait else None
     return backoff(attempt, self.backoff, self.max_backoff, self._rng)
 
+# %% ../../nbs/06e_transport.ipynb #179f2b31
 @patch
 def _note_retry(self: HTTPClient, call, attempt: int, e: Exception, wait: float) -> None:
     self.retries += 1
@@ -275,6 +337,7 @@ def _note_retry(self: HTTPClient, call, attempt: int, e: Exception, wait: float)
     _log.info("%s %s: attempt %d failed (%s); retrying in %.2fs", self.provider, self.base_url, attempt, err, wait)
     if call is not None and hasattr(call, "emit"): call.emit("llm.retry", attempt=attempt, error=err, wait=round(wait, 3))
 
+# %% ../../nbs/06e_transport.ipynb #d0862151
 @patch
 def _give_up(self: HTTPClient, e: ClientError, attempt: int) -> ClientError:
     "The error to raise when no retry follows: a retryable one says why it was not retried."
@@ -284,6 +347,7 @@ def _give_up(self: HTTPClient, e: ClientError, attempt: int) -> ClientError:
         e.args = (f"{e} ({why})",)
     return e
 
+# %% ../../nbs/06e_transport.ipynb #90d5062f
 @patch
 async def _retrying(self: HTTPClient, attempt_fn: Callable[[], Awaitable[LLMResponse]], call) -> LLMResponse:
     attempt = 0
@@ -296,8 +360,7 @@ async def _retrying(self: HTTPClient, attempt_fn: Callable[[], Awaitable[LLMResp
             self._note_retry(call, attempt, e, wait)
             await asyncio.sleep(wait)
 
-
-# %% ../../nbs/06e_transport.ipynb #77c1bfc0
+# %% ../../nbs/06e_transport.ipynb #9e481b5d
 def _sample(request: LLMRequest, i: int) -> LLMRequest:
     return request.model_copy(update={"n": 1, "seed": None if request.seed is None else request.seed + i})
 
@@ -314,6 +377,7 @@ async def _all(coros: Iterable[Awaitable]) -> list:
         await asyncio.wait(tasks)
         raise
 
+# %% ../../nbs/06e_transport.ipynb #7eeaa277
 @patch
 async def _complete_one(self: HTTPClient, request: LLMRequest, call) -> LLMResponse:
     model = self._model_for(request)
@@ -324,13 +388,7 @@ def refuses_n(e: ClientError) -> bool:
     "Whether an error is a server refusing `n > 1` (llama-server: \"'n' must be 1\")."
     return isinstance(e, APIError) and e.status in (400, 422) and bool(re.search(r"(?i)['\"`]n['\"`]|\bn must\b|\bn\b.*\bsupported\b|\bn > ?1\b", e.message))
 
-@patch
-async def complete(self: HTTPClient, request: LLMRequest, call=None) -> LLMResponse:
-    "Ask the model; `call` is the engine's effect call (retries are logged under its key)."
-    self.calls += 1
-    try: return await self._complete_all(request, call)
-    except ClientError as e: raise self._clean(e) from None
-
+# %% ../../nbs/06e_transport.ipynb #f96d264c
 @patch
 async def _complete_all(self: HTTPClient, request: LLMRequest, call) -> LLMResponse:
     if request.n > 1 and not self.native_n:
@@ -345,8 +403,15 @@ async def _complete_all(self: HTTPClient, request: LLMRequest, call) -> LLMRespo
         resp = _merge([resp, *more])
     return resp
 
+# %% ../../nbs/06e_transport.ipynb #c0fa60ef
+@patch
+async def complete(self: HTTPClient, request: LLMRequest, call=None) -> LLMResponse:
+    "Ask the model; `call` is the engine's effect call (retries are logged under its key)."
+    self.calls += 1
+    try: return await self._complete_all(request, call)
+    except ClientError as e: raise self._clean(e) from None
 
-# %% ../../nbs/06e_transport.ipynb #9f8aad19
+# %% ../../nbs/06e_transport.ipynb #86cda7ce
 @patch
 async def _stream_attempt(self: HTTPClient, content: bytes, model: str, estimate: int) -> AsyncIterator:
     acc = self._accumulator()
@@ -384,8 +449,7 @@ async def _stream_attempt(self: HTTPClient, content: bytes, model: str, estimate
     if self.limiter is not None: self.limiter.settle(estimate, resp.usage.total_tokens)
     yield resp
 
-
-# %% ../../nbs/06e_transport.ipynb #57fcf84b
+# %% ../../nbs/06e_transport.ipynb #983157c9
 @patch
 async def _stream_one(self: HTTPClient, request: LLMRequest, call) -> AsyncIterator:
     model = self._model_for(request)
@@ -409,8 +473,7 @@ async def _stream_one(self: HTTPClient, request: LLMRequest, call) -> AsyncItera
             self._note_retry(call, attempt, e, wait)
             await asyncio.sleep(wait)
 
-
-# %% ../../nbs/06e_transport.ipynb #2d9943a7
+# %% ../../nbs/06e_transport.ipynb #6d63488b
 async def _interleave(streams: list[AsyncIterator]) -> AsyncIterator[tuple[int, Any]]:
     "Items of several async iterators as they come, as `(which, item)`; the first error is raised."
     q: asyncio.Queue = asyncio.Queue(); end = object()
@@ -432,6 +495,7 @@ async def _interleave(streams: list[AsyncIterator]) -> AsyncIterator[tuple[int, 
         for t in tasks: t.cancel()
         await asyncio.wait(tasks)
 
+# %% ../../nbs/06e_transport.ipynb #e0e40d39
 @patch
 async def _stream_samples(self: HTTPClient, requests: list[LLMRequest], call, first: int = 0) -> AsyncIterator:
     finals: dict[int, LLMResponse] = {}
@@ -441,15 +505,7 @@ async def _stream_samples(self: HTTPClient, requests: list[LLMRequest], call, fi
             else: yield item.model_copy(update={"index": first + i})
     yield _merge([finals[i] for i in sorted(finals)])
 
-@patch
-async def stream(self: HTTPClient, request: LLMRequest, call=None) -> AsyncIterator:
-    "Stream the answer: `TextDelta`s and `ToolCallDelta`s as they arrive, then the whole `LLMResponse`."
-    self.calls += 1
-    try:
-        async with aclosing(self._stream_all(request, call)) as items:
-            async for item in items: yield item
-    except ClientError as e: raise self._clean(e) from None
-
+# %% ../../nbs/06e_transport.ipynb #abda137c
 @patch
 async def _stream_all(self: HTTPClient, request: LLMRequest, call) -> AsyncIterator:
     if request.n > 1 and not self.native_n:
@@ -477,48 +533,12 @@ async def _stream_all(self: HTTPClient, request: LLMRequest, call) -> AsyncItera
                 else: yield item
     yield resp
 
-
-# %% ../../nbs/06e_transport.ipynb #19c002e0
-class OpenAIClient(HTTPClient):
-    "OpenAI chat completions, and every server that speaks the same wire format."
-    provider = wire = "openai"
-    default_base_url, default_key_env, base_url_env = "https://api.openai.com/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL"
-
-    def __init__(self, model: str | None = None, *, max_tokens_param: str | None = None,  # None: by endpoint
-                 stream_usage: bool = True,  # ask for usage at the end of streams
-                 native_n: bool = True,  # send n to the API (False: parallel calls)
-                 **kwargs):
-        super().__init__(model, **kwargs)
-        self.max_tokens_param = max_tokens_param or ("max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens")
-        self.stream_usage, self.native_n = stream_usage, native_n
-
-    def _path(self) -> str: return "/chat/completions"
-    async def _headers(self) -> dict:
-        key = await self._key()
-        return {"content-type": "application/json", **({"authorization": f"Bearer {key}"} if key else {}), **self.headers}
-    def _body(self, request: LLMRequest, model: str, stream: bool) -> dict:
-        return openai_body(request, model, stream, max_tokens_param=self.max_tokens_param, stream_usage=self.stream_usage)
-    def _parse_body(self, body: Any, price: Price | None) -> LLMResponse: return parse_openai(body, price)
-    def _accumulator(self) -> OpenAIStream: return OpenAIStream()
-
-class AnthropicClient(HTTPClient):
-    "Anthropic's Messages API."
-    provider = wire = "anthropic"
-    default_base_url, default_key_env, base_url_env = "https://api.anthropic.com", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"
-    native_n = False
-
-    def __init__(self, model: str | None = None, *, max_tokens: int = 4096,  # sent when the request sets none (the API requires it)
-                 version: str = "2023-06-01",  # the anthropic-version header
-                 **kwargs):
-        super().__init__(model, **kwargs)
-        self.max_tokens, self.version = max_tokens, version
-
-    def _path(self) -> str: return "/messages" if self.base_url.endswith("/v1") else "/v1/messages"
-    async def _headers(self) -> dict:
-        key = await self._key()
-        return {"content-type": "application/json", "anthropic-version": self.version, **({"x-api-key": key} if key else {}), **self.headers}
-    def _body(self, request: LLMRequest, model: str, stream: bool) -> dict:
-        return anthropic_body(request, model, stream, max_tokens=self.max_tokens)
-    def _parse_body(self, body: Any, price: Price | None) -> LLMResponse: return parse_anthropic(body, price)
-    def _accumulator(self) -> AnthropicStream: return AnthropicStream()
-
+# %% ../../nbs/06e_transport.ipynb #42bff078
+@patch
+async def stream(self: HTTPClient, request: LLMRequest, call=None) -> AsyncIterator:
+    "Stream the answer: `TextDelta`s and `ToolCallDelta`s as they arrive, then the whole `LLMResponse`."
+    self.calls += 1
+    try:
+        async with aclosing(self._stream_all(request, call)) as items:
+            async for item in items: yield item
+    except ClientError as e: raise self._clean(e) from None

@@ -1,4 +1,5 @@
-"""Requests to chat-completions JSON and back, streams reassembled, and the helpers both wire formats share.
+"""Requests to chat-completions JSON and back, streams reassembled,
+and the helpers both wire formats share.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/openai.html.md"""
 

@@ -1,4 +1,5 @@
-"""A model that is a Python function of the request: every algorithm runs, and is tested, offline.
+"""A model that is a Python function of the request:
+every algorithm runs, and is tested, offline.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/fake.html.md"""
 

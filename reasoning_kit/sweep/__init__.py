@@ -1,4 +1,5 @@
-"""Many configurations over many tasks: one tidy table, summaries with intervals, an experiment directory that resumes.
+"""Many configurations over many tasks: one tidy table, summaries
+with intervals, an experiment directory that resumes.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/sweep.html.md"""
 
@@ -25,8 +26,8 @@ from ..runtime import Algorithm, Budget, Engine, check_int
 from ..eval import engine_for, run_item
 
 # %% auto #0
-__all__ = ['COLUMNS', 'SweepResult', 'bootstrap_ci', 'summarize', 'pareto_front', 'format_summary', 'job_log', 'run_job',
-           'LocalExecutor', 'SharedRateLimits', 'sweep', 'sweep_sync', 'sweep_from_file']
+__all__ = ['COLUMNS', 'SweepResult', 'bootstrap_ci', 'summarize', 'pareto_front', 'format_summary', 'at_equal_budget', 'job_log',
+           'run_job', 'LocalExecutor', 'SharedRateLimits', 'sweep', 'sweep_sync', 'sweep_from_file']
 
 # %% ../../nbs/33a_sweep.ipynb #5405fe31
 COLUMNS = ["config", "item", "correct", "answer", "status", "calls", "cached", "resumed", "tokens_in", "tokens_out",
@@ -98,6 +99,41 @@ def format_summary(summary: list[dict]) -> str:
                       f"{s['calls_per_item']:>12.1f}{s['cached_per_item']:>12.1f}{s['tokens_per_item']:>12.0f}{s['cost_per_item']:>10.4f}"
                       for s in summary]
     return "\n".join(lines)
+
+# %% ../../nbs/33a_sweep.ipynb #9d6913d2
+_BY = {"calls": "calls_per_item", "tokens": "tokens_per_item", "cost": "cost_per_item"}
+
+def _squash(name) -> str: return str(name).replace("_", "").lower()  # "TreeOfThoughts" and "tree_of_thoughts" alike
+
+def _members(result: SweepResult, method: str | list[str]) -> list[str]:
+    "The configuration labels a method names: a label, a list of labels, or an algorithm name."
+    cfgs = result.config.get("configs", {})
+    labels = [method] if isinstance(method, str) and method in cfgs else list(method) if isinstance(method, (list, tuple)) else \
+             [k for k, v in cfgs.items() if _squash(v.get("algorithm")) == _squash(method)]
+    bad = [l for l in labels if l not in cfgs]
+    if not labels or bad: raise ValueError(f"at_equal_budget: {method!r} names no configuration of this sweep "
+                                           f"(labels: {', '.join(cfgs)}; algorithms: {', '.join(sorted({v.get('algorithm') for v in cfgs.values()}))})")
+    return labels
+
+# %% ../../nbs/33a_sweep.ipynb #2be6b21e
+def at_equal_budget(result: SweepResult, a: str | list[str], b: str | list[str], by: str = "calls",  # "calls", "tokens" or "cost" per item
+                    n_boot: int = 1000, seed: int = 0) -> list[dict]:
+    "At each budget: each method's best configuration within it, their accuracies, and the difference with a paired CI."
+    if by not in _BY: raise ValueError(f"at_equal_budget: by must be one of {', '.join(_BY)}, got {by!r}")
+    summ = {s["config"]: s for s in result.summary(n_boot=1)}
+    ma, mb = _members(result, a), _members(result, b)
+    best = lambda ms, x: max((summ[m] for m in ms if summ[m][_BY[by]] <= x + 1e-12), key=lambda s: (s["accuracy"], -s[_BY[by]]), default=None)
+    correct = {(r["config"], r["item"]): float(r["correct"]) for r in result.rows}
+    out = []
+    for x in sorted({summ[m][_BY[by]] for m in ma + mb}):
+        sa, sb = best(ma, x), best(mb, x)
+        if sa is None or sb is None: continue
+        items = sorted({i for c, i in correct if c == sa["config"]} & {i for c, i in correct if c == sb["config"]})
+        diffs = [correct[(sa["config"], i)] - correct[(sb["config"], i)] for i in items]
+        lo, hi = bootstrap_ci(diffs, n_boot, seed=seed)
+        out.append({"budget": x, "a": sa["config"], "a_accuracy": sa["accuracy"], "b": sb["config"], "b_accuracy": sb["accuracy"],
+                    "difference": sa["accuracy"] - sb["accuracy"], "ci_low": lo, "ci_high": hi})
+    return out
 
 # %% ../../nbs/33a_sweep.ipynb #d8aa2d51
 def _recorded(configs: dict[str, Algorithm], inputs: list[dict], budget: Budget | None, seed: int) -> dict:
@@ -221,23 +257,36 @@ def factory(self: SharedRateLimits, make: Callable[..., Engine]) -> Callable[[di
 
 # %% ../../nbs/33a_sweep.ipynb #a1ecc624
 class _Bar:
-    "Progress: tqdm's auto bar when installed, else a plain line every `every` seconds and at the end."
-    def __init__(self, total: int, on: bool, every: float = 10.0):
+    "Progress: tqdm's auto bar when installed (a widget in a notebook), else a plain line every `every` seconds; a last line at the end."
+    def __init__(self, total: int, on: bool, every: float = 10.0, stream=None, bar: bool = True):
         self.total, self.on, self.done, self.correct, self.calls, self.cost = total, on, 0, 0, 0, 0.0
-        self.t0 = self.last = time.monotonic(); self.every, self.bar = every, None
-        if on:
-            try: from tqdm.auto import tqdm; self.bar = tqdm(total=total, desc="sweep")
+        self.t0 = self.last = time.monotonic(); self.every, self.bar, self.stream, self.new = every, None, stream or sys.stderr, 0
+        if on and bar:
+            try: from tqdm.auto import tqdm; self.bar = tqdm(total=total, desc="sweep", file=self.stream)
             except ImportError: pass
+    def eta(self) -> str:
+        "Time left, from the items run in this session (those read back from the directory took no time)."
+        left, spent = self.total - self.done, time.monotonic() - self.t0
+        return "?" if not self.new else f"{spent / self.new * left:.0f}s"
     def line(self): return (f"sweep: {self.done}/{self.total} done, {self.correct} correct, {self.calls} calls, "
-                            f"${self.cost:.4f}, {time.monotonic() - self.t0:.1f}s")
-    def update(self, r: dict):
-        self.done += 1; self.correct += r["correct"]; self.calls += r["calls"]; self.cost += r["cost"]
-        if not self.on: return
-        if self.bar is not None: self.bar.update(1); self.bar.set_postfix(correct=self.correct, calls=self.calls, cost=f"{self.cost:.4f}")
-        elif time.monotonic() - self.last >= self.every: self.last = time.monotonic(); print(self.line(), file=sys.stderr)
-    def close(self):
-        if self.on and self.bar is not None: self.bar.close()
-        elif self.on: print(self.line(), file=sys.stderr)
+                            f"${self.cost:.4f}, {time.monotonic() - self.t0:.1f}s, {self.eta()} left")
+
+# %% ../../nbs/33a_sweep.ipynb #6ebc5c09
+@patch
+def update(self: _Bar, r: dict, new: bool = True):
+    "Count a finished row (`new`: run now, not read back); move the bar or print the line when it is due."
+    self.done += 1; self.new += new; self.correct += r["correct"]; self.calls += r["calls"]; self.cost += r["cost"]
+    if not self.on: return
+    if self.bar is not None:
+        self.bar.update(1); self.bar.set_postfix(correct=self.correct, calls=self.calls, cost=f"{self.cost:.4f}", refresh=False)
+    elif time.monotonic() - self.last >= self.every: self.last = time.monotonic(); print(self.line(), file=self.stream)
+
+@patch
+def close(self: _Bar):
+    "Close the bar; the last line says where the sweep ended (kept in a saved notebook, where a widget is not)."
+    if not self.on: return
+    if self.bar is not None: self.bar.close()
+    print(self.line().replace(f", {self.eta()} left", ""), file=self.stream)
 
 # %% ../../nbs/33a_sweep.ipynb #2a3817ef
 def _executor(executor, concurrency: int):
@@ -272,7 +321,7 @@ async def sweep(configs: dict[str, Algorithm] | list[Algorithm],  # label -> alg
     if d is not None: _open_dir(d, rec)
     done = _finished(d) if d is not None else {}
     results, bar = dict(done), _Bar(len(configs) * len(inputs), progress)
-    for r in done.values(): bar.update(r)
+    for r in done.values(): bar.update(r, new=False)
     def on_row(r: dict):
         if d is not None:
             with open(d / "rows.jsonl", "a") as f: f.write(json.dumps(r, sort_keys=True) + "\n")

@@ -1,4 +1,5 @@
-"""The puzzle Tree of Thoughts was first shown on: an exact checker (with failure messages a model can act on), a solver, the puzzle set, and prompts of its own in the paper's format.
+"""The puzzle Tree of Thoughts was first shown on: an exact checker (with failure messages a model
+can act on), a solver, the puzzle set, and prompts of its own in the paper's format.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/game24.html.md"""
 

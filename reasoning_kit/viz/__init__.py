@@ -19,18 +19,19 @@ from ..events import Event, Log, LogFormatError, Timeline, fold
 from ..runtime import Algorithm, Outcome, Run, RunReducer, RunState, algorithm_of
 from .html import (FRAME_CSS, NO_DOT, Frame, Graph, camera, current_point, dot_available, effect_html, esc, event_html, fields_html,
                                     frame_html, message_html, shorten, to_html, usage_html)
-from .views import Jump, View, generic_view, matcher, state_table, view, view_for, views
+from .views import Jump, View, generic_view, matcher, reply_text, says, state_table, tie_note, view, view_for, views
 from fastcore.basics import patch
 
 _all_ = ["FRAME_CSS", "NO_DOT", "Frame", "Graph", "camera", "current_point", "dot_available", "effect_html", "esc", "event_html", "fields_html", "frame_html",
-         "message_html", "shorten", "to_html", "usage_html", "Jump", "View", "generic_view", "matcher", "state_table", "view",
+         "message_html", "shorten", "to_html", "usage_html", "Jump", "View", "generic_view", "matcher", "reply_text", "says",
+         "state_table", "tie_note", "view",
          "view_for", "views"]  # re-exported: `from reasoning_kit.viz import Graph, view` as before
 
 # %% auto #0
-__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'StepReducer', 'read_log', 'Stepper', 'Compare', 'FRAME_CSS', 'NO_DOT', 'Frame', 'Graph',
-           'camera', 'current_point', 'dot_available', 'effect_html', 'esc', 'event_html', 'fields_html', 'frame_html',
-           'message_html', 'shorten', 'to_html', 'usage_html', 'Jump', 'View', 'generic_view', 'matcher', 'state_table',
-           'view', 'view_for', 'views']
+__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'HIDE_STATIC', 'StepReducer', 'read_log', 'Stepper', 'Compare', 'FRAME_CSS', 'NO_DOT',
+           'Frame', 'Graph', 'camera', 'current_point', 'dot_available', 'effect_html', 'esc', 'event_html',
+           'fields_html', 'frame_html', 'message_html', 'shorten', 'to_html', 'usage_html', 'Jump', 'View',
+           'generic_view', 'matcher', 'reply_text', 'says', 'state_table', 'tie_note', 'view', 'view_for', 'views']
 
 # %% ../../nbs/20_stepper.ipynb #20d22a25
 class StepReducer(RunReducer):
@@ -214,7 +215,15 @@ def event_html(self: Stepper, i: int | None = None) -> str:
     i = self.pos if i is None else i
     if not self.events: return "<i>no events yet</i>"
     out = event_html(self.events[i], len(self.events), self._request_of(self.events[i]))
-    return out + (self.closing_html(i) if self.events[i].kind == "run.finished" else "")
+    return self.say_html(i) + out + (self.closing_html(i) if self.events[i].kind == "run.finished" else "")
+
+@patch
+def say_html(self: Stepper, i: int) -> str:
+    "What event `i` did, in the algorithm's terms (its view's `say`), as one line; empty if the view has nothing to say."
+    if self.view.say is None: return ""
+    try: line = self.view.say(self.state_at(i), self.events[i])
+    except Exception as e: line = f"(the {self.name} view could not say: {type(e).__name__}: {e})"
+    return f'<div class="rk-say" style="margin-bottom:4px;padding:3px 6px;background:#eff6ff;border-left:3px solid #2563eb">{esc(line)}</div>' if line else ""
 
 @patch
 def closing_html(self: Stepper, i: int) -> str:
@@ -335,7 +344,7 @@ def _redraw(self: Stepper):
     for w in (self.slider,) if getattr(self, "_play_target", None) is not None else (self.slider, self.play):
         if w.max != n: w.max = n  # (while playing to a target, play's end stays at the target)
     if self.slider.value != self.pos: self.slider.value = self.pos
-    for pane, html_ in ((self.usage_pane, self.usage_html()), (self.picture_pane, self.view_html()), (self.event_pane, self.event_html())):
+    for pane, html_ in ((self.usage_pane, HIDE_STATIC + self.usage_html()), (self.picture_pane, self.view_html()), (self.event_pane, self.event_html())):
         if pane.value != html_: pane.value = html_
     live = ' <span style="color:#dc2626">● live</span>' if self._live() else ""
     self.position.value = f"<b>{self.pos + 1 if self.events else 0}</b> / {len(self.events)}{live}"  # last: the panes are already sent
@@ -351,6 +360,16 @@ def _repr_mimebundle_(self: Stepper, include=None, exclude=None):
     try: bundle = self.widget()._repr_mimebundle_(include=include, exclude=exclude) or {}
     except ImportError: bundle = {}
     return {**bundle, "text/html": self.frame().html}
+
+HIDE_STATIC = "<style>.rk-static{display:none}</style>"  # sent inside the live widget: where the widget runs, the static frame hides
+
+@patch
+def _ipython_display_(self: Stepper):
+    "In a notebook: the current frame as static HTML (what nbconvert and GitHub show), then the widget, which hides it where it runs."
+    from IPython.display import display
+    display({"text/html": f'<div class="rk-static">{self.frame().html}</div>', "text/plain": repr(self)}, raw=True)
+    try: display(self.widget())
+    except ImportError: pass
 
 # %% ../../nbs/20_stepper.ipynb #b14308ee
 @patch
@@ -435,8 +454,8 @@ def widget(self: Compare):
     import ipywidgets as W
     if getattr(self, "ui", None) is not None: return self.ui
     self.slider = W.IntSlider(value=self.step, min=0, max=max(self.steps - 1, 0), description="step")
-    self.pane = W.HTML(self.html())
-    def move(ch): self.step = ch["new"]; self.pane.value = self.html()
+    self.pane = W.HTML(HIDE_STATIC + self.html())
+    def move(ch): self.step = ch["new"]; self.pane.value = HIDE_STATIC + self.html()
     self.slider.observe(move, "value")
     self.ui = W.VBox([self.slider, self.pane]); return self.ui
 
@@ -447,6 +466,13 @@ def _repr_html_(self: Compare): return self.html()
 def _repr_mimebundle_(self: Compare, include=None, exclude=None):
     "The widget where a front end can show it, the comparison as HTML everywhere else."
     return {**self.widget()._repr_mimebundle_(), "text/html": self.html()}
+
+@patch
+def _ipython_display_(self: Compare):
+    "In a notebook: the comparison as static HTML (for nbconvert and GitHub), then the widget, which hides it where it runs."
+    from IPython.display import display
+    display({"text/html": f'<div class="rk-static">{self.html()}</div>', "text/plain": "Compare"}, raw=True)
+    display(self.widget())
 
 # %% ../../nbs/20_stepper.ipynb #14a5d529
 from .export import save_html  # noqa: E402  (export builds on the Stepper above)

@@ -1,4 +1,5 @@
-"""The agents' answers in every round, who changed their mind, and the judge's ruling or the tally.
+"""The agents' answers in every round, who changed their
+mind, and the judge's ruling or the tally.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/view_debate.html.md"""
 
@@ -10,38 +11,43 @@ from __future__ import annotations
 from ..algos.debate import DebateState, majority
 from ..events import Event
 from ..runtime import RunState
-from . import esc, shorten, view
+from ..algos.common import extract_answer
+from . import esc, reply_text, says, shorten, tie_note, view
 
 # %% auto #0
-__all__ = ['grid_html', 'ruling_html', 'debate_view']
+__all__ = ['grid_html', 'ruling_html', 'debate_view', 'debate_says']
 
 # %% ../../nbs/23_view_debate.ipynb #d0eba54a
 _TD = "text-align:left;vertical-align:top;padding:4px 8px;border:1px solid #e5e7eb"
 
-def _cell(s: DebateState, r: int, i: int, pending: set[str], current: tuple | None) -> str:
+def _cell(s: DebateState, r: int, i: int, pending: set[str], current: tuple | None, replies: dict | None = None) -> str:
     outline = "outline:2px solid #2563eb;" if current == (r, i) else ""
     cur = ' class="rkcur"' if current == (r, i) else ""
     d = s.dropped.get(i)
     if d is not None and r >= d["round"]:
         why = f'<div><small>{esc(shorten(d["error"], 60))}</small></div>' if r == d["round"] else ""
-        return f'<td style="{_TD};color:#999;background:#f9fafb;{outline}">✗ dropped{why}</td>'
+        return f'<td{cur} style="{_TD};color:#999;background:#f9fafb;{outline}">✗ dropped{why}</td>'
     txt = s.texts[r][i] if r < len(s.texts) else None
+    arrived = (replies or {}).get(f"debate/r{r}/a{i}") if txt is None else None
+    if arrived is not None:  # the reply is in, the debate has not recorded it yet: show its answer at once
+        return f'<td{cur} style="{_TD};{outline}"><b>{esc(extract_answer(arrived) or "no answer")}</b> <small style="color:#666">reply in</small></td>'
     if txt is None:
         waiting = r == s.round and i in s.active and f"debate/r{r}/a{i}" in pending
-        return f'<td style="{_TD};color:#666;{outline}"><i>{"thinking…" if waiting else ""}</i></td>'
+        return f'<td{cur} style="{_TD};color:#666;{outline}"><i>{"thinking…" if waiting else ""}</i></td>'
     ans = s.answers[r][i]
     changed = r < len(s.changed) and i in s.changed[r]
     shown = esc(ans) if ans is not None else '<i style="color:#b45309">no answer</i>'
     mark = ' <span title="changed since the last round" style="color:#b45309">↻ changed</span>' if changed else ""
-    return (f'<td style="{_TD};background:{"#fef3c7" if changed else "white"};{outline}"><b>{shown}</b>{mark}'
+    return (f'<td{cur} style="{_TD};background:{"#fef3c7" if changed else "white"};{outline}"><b>{shown}</b>{mark}'
             f'<details><summary><small>reply</small></summary><div style="white-space:pre-wrap">{esc(txt)}</div></details></td>')
 
-def grid_html(s: DebateState, pending: set[str] = frozenset(), current: tuple | None = None) -> str:
+def grid_html(s: DebateState, pending: set[str] = frozenset(), current: tuple | None = None,
+              replies: dict | None = None) -> str:  # replies: effect key -> reply text arrived but not yet recorded
     "Rounds down, agents across: each answer, changes marked."
     names = [(s.personas[i] if s.personas and i < len(s.personas) else f"Agent {i + 1}") for i in range(s.agents)]
     head = f'<th style="{_TD}"></th>' + "".join(f'<th style="{_TD}">{esc(shorten(n, 40))}</th>' for n in names)
     rows = [f'<tr><th style="{_TD}">{"answers" if r == 0 else f"round {r}"}</th>'
-            + "".join(_cell(s, r, i, pending, current) for i in range(s.agents)) + "</tr>" for r in range(len(s.answers))]
+            + "".join(_cell(s, r, i, pending, current, replies) for i in range(s.agents)) + "</tr>" for r in range(len(s.answers))]
     return f'<table style="border-collapse:collapse;font-size:inherit"><tr>{head}</tr>{"".join(rows)}</table>'
 
 # %% ../../nbs/23_view_debate.ipynb #137cc971
@@ -55,12 +61,17 @@ def ruling_html(s: DebateState) -> str:
                 f'<details><summary><small>the judge\'s reply</small></summary><div style="white-space:pre-wrap">{esc(s.ruling["text"])}</div></details></div>')
     if s.votes is not None:
         why = f' (the judge failed: {esc(shorten(s.judge_error, 80))})' if s.judge_error else ""
-        return f'<div>vote decides{why}: <b style="color:#dc2626">{esc(s.answer)}</b> · {_tally(s.votes, s.answer)}</div>'
+        tie = tie_note(s.votes, s.answer, "ties go to the answer given first")
+        return (f'<div>vote decides{why}: <b style="color:#dc2626">{esc(s.answer)}</b> · {_tally(s.votes, s.answer)}'
+                f'{f" <small>({esc(tie)})</small>" if tie else ""}</div>')
     winner, votes = majority(s.final_answers())
     if not votes: return ""
     return f'<div style="color:#666">tally so far (provisional): {_tally(votes, winner)}</div>'
 
 # %% ../../nbs/23_view_debate.ipynb #8f8814ed
+def _replies(state: RunState) -> dict[str, str]:
+    return {k: t for k in state.results if k.startswith("debate/r") and (t := reply_text(state, k)) is not None}
+
 def _current(e: Event | None) -> tuple | None:
     if e is None: return None
     if e.kind in ("debate.answered", "debate.dropped"): return (e.data["round"], e.data["agent"])
@@ -80,4 +91,26 @@ def debate_view(state: RunState, event: Event | None) -> str:
     if s.stopped_early: parts.append('<b style="color:#b45309">stopped early: fewer than two agents left</b>')
     if s.failed: parts.append(f'<b style="color:#b91c1c">failed: {esc(s.failed)}</b>')
     return (f'<div style="margin-bottom:4px">{" · ".join(parts)}</div>'
-            + grid_html(s, set(state.pending), _current(event)) + f'<div style="margin-top:6px">{ruling_html(s)}</div>')
+            + grid_html(s, set(state.pending), _current(event), _replies(state)) + f'<div style="margin-top:6px">{ruling_html(s)}</div>')
+
+# %% ../../nbs/23_view_debate.ipynb #0f90ece0
+def _name(s: DebateState, i: int) -> str: return s.personas[i] if s.personas and i < len(s.personas) else f"Agent {i + 1}"
+
+@says("debate")
+def debate_says(state: RunState, e: Event) -> str | None:
+    "What a debate event did: answers, changes of mind, drop-outs, the ruling."
+    s, d, k = state.algo, e.data, e.kind
+    if k == "debate.answered":
+        r, i = d["round"], d["agent"]
+        before = s.answers[r - 1][i] if d.get("changed") and r >= 1 and r - 1 < len(s.answers) else None
+        return f"{_name(s, i)} changed {before} -> {d['answer']}" if before is not None else f"{_name(s, i)} answered {d['answer']} (round {r})"
+    if k == "debate.dropped": return f"{_name(s, d['agent'])} dropped out in round {d['round']}: {shorten(d.get('error'), 80)}"
+    if k == "debate.round_finished":
+        _, votes = majority([a for a in d.get("answers", []) if a is not None])
+        return f"round {d['round']} done: " + ", ".join(f"{a} × {n}" for a, n in votes.items())
+    if k == "debate.judged": return f"the judge rules {d['answer']}"
+    if k == "debate.tallied": return f"the vote decides {d['answer']}" + (f" ({t})" if (t := tie_note(d["votes"], d["answer"], "ties go to the answer given first")) else "")
+    if k == "llm.result" and e.key and e.key.startswith("debate/r"):
+        i = int(e.key.split("/")[2][1:]); return f"{_name(s, i)}'s reply is in: {extract_answer(reply_text(state, e.key)) or 'no answer'}"
+    return None
+

@@ -1,4 +1,5 @@
-"""Step through a run in any browser, offline: no server, no kernel, no CDN.
+"""Step through a run in any browser, offline:
+no server, no kernel, no CDN.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/html_export.html.md"""
 
@@ -7,6 +8,8 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/html_export.html.md"""
 # %% ../../nbs/29_html_export.ipynb #9e8c461b
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
 from pathlib import Path
@@ -16,21 +19,34 @@ from fastcore.basics import patch
 from . import FIT_CSS, FRAME_CSS, Stepper, matcher
 
 # %% auto #0
-__all__ = ['frames', 'player_html', 'save_html']
+__all__ = ['PACK_ABOVE', 'frames', 'packed_data', 'player_html', 'save_html']
 
 # %% ../../nbs/29_html_export.ipynb #8767d6fe
 def frames(s: Stepper) -> dict:
     "Every step of `s` as data for the player: distinct pictures, and per event its parts."
-    pics, index, steps = [], {}, []
+    pics, index, steps, lines = [], {}, [], {}
     preds = {k: matcher(j) for k, j in s.jumps().items()}
     for i, e in enumerate(s.events):
         p = s.picture(i)
-        if p not in index: index[p] = len(pics); pics.append(p)
+        if p not in index: index[p] = len(pics); pics.append([lines.setdefault(l, len(lines)) for l in p.split("\n")])
         steps.append([index[p], s.event_html(i), s.usage_html(i), [k for k, f in preds.items() if f(e)]])
-    return {"title": f"{s.name}", "pictures": pics, "steps": steps, "jumps": list(preds)}
+    return {"title": f"{s.name}", "lines": list(lines), "pictures": pics, "steps": steps, "jumps": list(preds)}
+
+# %% ../../nbs/29_html_export.ipynb #4b7baa54
+PACK_ABOVE = 1_000_000  # characters of JSON above which the player's data is gzipped
+
+def packed_data(d: dict) -> tuple[str, bool]:
+    "The player's data as text to inline in a page, and whether it is gzipped (base64) rather than JSON."
+    raw = json.dumps(d, separators=(",", ":"))
+    if len(raw) <= PACK_ABOVE: return raw.replace("</", "<\\/"), False
+    return base64.b64encode(gzip.compress(raw.encode(), 9, mtime=0)).decode(), True
+
 
 # %% ../../nbs/29_html_export.ipynb #c0bbf648
-_JS = r"""const D=JSON.parse(document.getElementById('rk-data').textContent);let i=0,t=null,Z=1,A=null;const $=x=>document.getElementById(x);
+_JS = r"""async function rkData(){const e=document.getElementById('rk-data');if(e.dataset.gzip===undefined)return JSON.parse(e.textContent);
+ const b=Uint8Array.from(atob(e.textContent.trim()),c=>c.charCodeAt(0));
+ return JSON.parse(await new Response(new Blob([b]).stream().pipeThrough(new DecompressionStream('gzip'))).text())}
+(async()=>{const D=await rkData();let i=0,t=null,Z=1,A=null;const $=x=>document.getElementById(x);
 const S=$('rk-slider'),P=$('rk-picture');S.max=D.steps.length-1;for(const k of D.jumps){const o=document.createElement('option');o.textContent=k;$('rk-kind').appendChild(o)}
 function cam(){const g=P.querySelector('svg');if(!g){const c=P.querySelector('.rkcur');if(c)c.scrollIntoView({block:'nearest',inline:'nearest'});return}
  const d=g.dataset;if(!d.vb){d.vb=g.getAttribute('viewBox');d.w=g.getAttribute('width');d.h=g.getAttribute('height')}
@@ -40,7 +56,7 @@ function cam(){const g=P.querySelector('svg');if(!g){const c=P.querySelector('.r
  const pw=P.clientWidth||750,ph=Math.min(innerHeight*.75,600),s=Z*Math.min(pw/w,ph/h),vw=Math.min(w,pw/s),vh=Math.min(h,ph/s);
  const nx=Math.min(Math.max(x+c[0]*w-vw/2,x),x+w-vw),ny=Math.min(Math.max(y+c[1]*h-vh/2,y),y+h-vh);
  g.setAttribute('viewBox',[nx,ny,vw,vh].join(' '));g.setAttribute('width',vw*s);g.setAttribute('height',vh*s);d.c=JSON.stringify([(nx+vw/2-x)/w,(ny+vh/2-y)/h,s*w,s*h])}
-function show(k){i=Math.max(0,Math.min(D.steps.length-1,k));const s=D.steps[i];if(P.dataset.p!=s[0]){P.innerHTML=D.pictures[s[0]];P.dataset.p=s[0]}cam();
+function show(k){i=Math.max(0,Math.min(D.steps.length-1,k));const s=D.steps[i];if(P.dataset.p!=s[0]){P.innerHTML=D.pictures[s[0]].map(j=>D.lines[j]).join('\n');P.dataset.p=s[0]}cam();
 $('rk-event').innerHTML=s[1];$('rk-usage').innerHTML=s[2];S.value=i;$('rk-position').textContent=(i+1)+' / '+D.steps.length}
 function find(d){const k=$('rk-kind').value;for(let j=i+d;j>=0&&j<D.steps.length;j+=d)if(D.steps[j][3].includes(k))return j;return null}
 function stop(){if(t){clearInterval(t);t=null}}
@@ -53,13 +69,13 @@ $('rk-fit').onclick=()=>{Z=1;A=null;cam()};$('rk-centre').onclick=()=>{A=null;if
 let drag=null;P.onmousedown=e=>{const g=P.querySelector('svg');if(Z>1&&g&&g.dataset.c){drag=[e.clientX,e.clientY,JSON.parse(g.dataset.c)];e.preventDefault()}};
 onmousemove=e=>{if(!drag)return;const [x,y,c]=drag;A=[Math.min(Math.max(c[0]-(e.clientX-x)/c[2],0),1),Math.min(Math.max(c[1]-(e.clientY-y)/c[3],0),1)];cam()};
 onmouseup=()=>{drag=null};
-show(0);"""
+show(0)})();"""
 
 
 # %% ../../nbs/29_html_export.ipynb #5e2bbdea
 def player_html(s: Stepper) -> str:
     "A self-contained HTML page that steps through `s` (inline data and script, nothing fetched)."
-    data = json.dumps(frames(s), separators=(",", ":")).replace("</", "<\\/")
+    data, packed = packed_data(frames(s))
     bar = ('<button id="rk-play">play / pause</button> <select id="rk-speed"><option value="1000">slow</option>'
            '<option value="400" selected>normal</option><option value="100">fast</option><option value="30">fastest</option></select> '
            '<button id="rk-prev">◀ previous</button> <button id="rk-next">next ▶</button> '
@@ -73,7 +89,8 @@ def player_html(s: Stepper) -> str:
             '<div id="rk-picture" class="rk-fit" style="flex:3;min-width:0;overflow:auto;max-height:80vh"></div>'
             '<div id="rk-event" style="flex:2;min-width:0;overflow:auto;max-height:80vh;border-left:1px solid #ddd;padding-left:10px"></div></div></div>')
     return (f'<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(str(s.name))}</title>{FIT_CSS}</head>'
-            f'<body>{body}<script id="rk-data" type="application/json">{data}</script><script>{_JS}</script></body></html>')
+            f'<body>{body}<script id="rk-data" type="{"text/plain" if packed else "application/json"}"{" data-gzip" if packed else ""}>{data}</script>'
+            f'<script>{_JS}</script></body></html>')
 
 # %% ../../nbs/29_html_export.ipynb #87779fcc
 def save_html(source, path: str | Path) -> Path:

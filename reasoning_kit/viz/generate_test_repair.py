@@ -1,4 +1,5 @@
-"""Candidates across, attempts down: each answer, whether the check passed it, and the failure message its repair answers.
+"""Candidates across, attempts down: each answer, whether the check
+passed it, and the failure message its repair answers.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/view_generate_test_repair.html.md"""
 

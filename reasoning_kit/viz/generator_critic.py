@@ -1,4 +1,5 @@
-"""Each round of a GeneratorCritic run: the draft, the critic's verdict and its feedback, in one conversation.
+"""Each round of a GeneratorCritic run: the draft, the critic's
+verdict and its feedback, in one conversation.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/view_generator_critic.html.md"""
 

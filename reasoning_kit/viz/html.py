@@ -1,4 +1,5 @@
-"""Escaping, graphs drawn with or without `dot`, and events, messages and usage as readable HTML.
+"""Escaping, graphs drawn with or without `dot`, and
+events, messages and usage as readable HTML.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/html.html.md"""
 
@@ -18,8 +19,8 @@ from ..runtime import RunState
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['NO_DOT', 'FRAME_CSS', 'dot_available', 'esc', 'shorten', 'Graph', 'current_point', 'camera', 'message_html',
-           'fields_html', 'effect_html', 'event_html', 'usage_html', 'to_html', 'frame_html', 'Frame']
+__all__ = ['NO_DOT', 'FRAME_CSS', 'dot_available', 'esc', 'shorten', 'Graph', 'tree_layout', 'current_point', 'camera',
+           'message_html', 'fields_html', 'effect_html', 'event_html', 'usage_html', 'to_html', 'frame_html', 'Frame']
 
 # %% ../../nbs/19a_html.ipynb #9f7d1b82
 NO_DOT = ("Graphviz's <code>dot</code> program was not found, so this is a plain HTML rendering; "
@@ -43,8 +44,10 @@ def shorten(text: Any, n: int = 60) -> str:
 # %% ../../nbs/19a_html.ipynb #14a4b928
 class Graph:
     "Nodes and edges to draw: SVG through Graphviz, plain HTML without it."
-    def __init__(self, rankdir: str = "TB", **attrs):  # rankdir: TB (top-down) or LR (left to right)
-        self.attrs = {"rankdir": rankdir, "bgcolor": "transparent", **attrs}
+    def __init__(self, rankdir: str = "TB",  # TB (top-down) or LR (left to right)
+                 tree: bool = False,  # a left-to-right forest: lay it out here, in milliseconds, without `dot`
+                 **attrs):
+        self.attrs, self.tree = {"rankdir": rankdir, "bgcolor": "transparent", **attrs}, tree
         self.nodes: dict[str, dict] = {}  # id -> {"label", **attrs}
         self.edges: list[tuple[str, str, dict]] = []
 
@@ -118,7 +121,8 @@ def plain(self: Graph) -> str:
 
 @patch
 def html(self: Graph) -> str:
-    "SVG when `dot` is here, else the notice and the plain rendering."
+    "SVG when `dot` is here (or the graph is a tree laid out here), else the notice and the plain rendering."
+    if self.tree and self.forest() is not None: return self.tree_svg()
     if dot_available():
         try: return self.svg()
         except Exception as e:  # graphviz.ExecutableNotFound, or dot failing on this machine
@@ -126,6 +130,81 @@ def html(self: Graph) -> str:
     return f'<div class="rk-notice" style="color:#8a6d3b;font-size:12px">{NO_DOT}</div>{self.plain()}'
 
 Graph._repr_html_ = Graph.html  # the same method under a second name
+
+# %% ../../nbs/19a_html.ipynb #e55fdf78
+@patch
+def forest(self: Graph) -> tuple[list[str], dict[str, list[str]]] | None:
+    "The roots and each node's children when the graph is a left-to-right forest without edge labels, else None."
+    if self.attrs.get("rankdir") != "LR" or any(a.get("label") for _, _, a in self.edges): return None
+    kids: dict[str, list[str]] = {}
+    parent: dict[str, str] = {}
+    for x, y, _ in self.edges:
+        if y in parent or x not in self.nodes or y not in self.nodes: return None
+        parent[y] = x; kids.setdefault(x, []).append(y)
+    roots = [n for n in self.nodes if n not in parent]
+    seen, todo = set(), list(roots)
+    while todo: n = todo.pop(); seen.add(n); todo.extend(kids.get(n, []))
+    return (roots, kids) if len(seen) == len(self.nodes) else None  # a cycle leaves nodes unreached
+
+
+# %% ../../nbs/19a_html.ipynb #31d0ac64
+def _box(a: dict) -> tuple[float, float, float]:
+    "A node's width, height and font size, from its label."
+    fs = float(a.get("fontsize", 10)); lines = str(a.get("label", "")).split("\n")
+    return max(len(l) for l in lines) * fs * 0.56 + 14, len(lines) * fs * 1.2 + 8, fs
+
+def tree_layout(roots: list[str], kids: dict[str, list[str]], nodes: dict[str, dict],
+                gap: float = 4, colgap: float = 26) -> dict[str, tuple[float, float, float, float]]:
+    "Each node's centre x, centre y, width and height: one column per depth, parents centred on their children."
+    box, depth, order = {n: _box(a) for n, a in nodes.items()}, {}, []
+    todo = [(r, 0) for r in reversed(roots)]
+    while todo:
+        n, d = todo.pop(); depth[n] = d; order.append(n); todo.extend((c, d + 1) for c in reversed(kids.get(n, [])))
+    cols = {}
+    for n, d in depth.items(): cols[d] = max(cols.get(d, 0), box[n][0])
+    left = {d: sum(cols[k] + colgap for k in range(d)) for d in cols}
+    span = {}
+    for n in reversed(order):  # children before parents
+        block = sum(span[c] for c in kids.get(n, [])) + gap * max(len(kids.get(n, [])) - 1, 0)
+        span[n] = max(box[n][1], block)
+    pos, tops = {}, {r: sum(span[q] + gap for q in roots[:k]) for k, r in enumerate(roots)}
+    for n in order:  # parents before children
+        top = tops[n]; pos[n] = (left[depth[n]] + box[n][0] / 2, top + span[n] / 2, box[n][0], box[n][1])
+        cs = kids.get(n, []); block = sum(span[c] for c in cs) + gap * max(len(cs) - 1, 0); t = top + (span[n] - block) / 2
+        for c in cs: tops[c] = t; t += span[c] + gap
+    return pos
+
+
+# %% ../../nbs/19a_html.ipynb #12d16509
+def _colour(c: Any, default: str = "black") -> str:
+    c = str(c or default)
+    m = re.fullmatch(r"gr[ae]y(\d+)", c)
+    return "#" + f"{round(int(m[1]) * 2.55):02x}" * 3 if m else c
+
+@patch
+def tree_svg(self: Graph) -> str:
+    "The forest as SVG, laid out here (no `dot`)."
+    roots, kids = self.forest()
+    pos = tree_layout(roots, kids, self.nodes)
+    W = max((x + w / 2 for x, _, w, _ in pos.values()), default=0) + 8; H = max((y + h / 2 for _, y, _, h in pos.values()), default=0) + 8
+    out = [f'<svg width="{W * .75:.0f}pt" height="{H * .75:.0f}pt" viewBox="0.00 0.00 {W:.2f} {H:.2f}" xmlns="http://www.w3.org/2000/svg">'
+           '<g id="graph0" class="graph" transform="translate(4 4)">']
+    for x, y, a in self.edges:
+        (x1, y1, w1, _), (x2, y2, w2, _) = pos[x], pos[y]
+        a1, a2, mid = x1 + w1 / 2, x2 - w2 / 2, (x1 + w1 / 2 + x2 - w2 / 2) / 2
+        out.append(f'<path class="edge" fill="none" stroke="{esc(_colour(a.get("color")))}" stroke-width="{float(a.get("penwidth", 1)):g}" '
+                   f'd="M{a1:.1f},{y1:.1f} C{mid:.1f},{y1:.1f} {mid:.1f},{y2:.1f} {a2:.1f},{y2:.1f}"/>')
+    for k, (n, a) in enumerate(self.nodes.items()):
+        x, y, w, h = pos[n]; fs = _box(a)[2]; lines = str(a.get("label", "")).split("\n")
+        dash = ' stroke-dasharray="4,2"' if "dashed" in str(a.get("style", "")) else ""
+        cls = " ".join(["node", *str(a.get("class", "")).split()])
+        texts = "".join(f'<text text-anchor="middle" x="{x:.1f}" y="{y - h / 2 + 4 + fs * (1.2 * j + 1):.1f}" font-family="Helvetica,sans-serif" '
+                        f'font-size="{fs:g}" fill="{esc(_colour(a.get("fontcolor")))}">{esc(t)}</text>' for j, t in enumerate(lines))
+        out.append(f'<g id="node{k + 1}" class="{esc(cls)}"><title>{esc(n)}</title><g><title>{esc(a.get("tooltip") or a.get("label", ""))}</title>'
+                   f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w:.1f}" height="{h:.1f}" rx="4" fill="{esc(_colour(a.get("fillcolor"), "white"))}" '
+                   f'stroke="{esc(_colour(a.get("color")))}" stroke-width="{float(a.get("penwidth", 1)):g}"{dash}/>{texts}</g></g>')
+    return "".join(out) + "</g></svg>"
+
 
 # %% ../../nbs/19a_html.ipynb #ab0be019
 _VIEWBOX = re.compile(r'viewBox="([-\d.]+) ([-\d.]+) ([-\d.]+) ([-\d.]+)"')

@@ -1,4 +1,5 @@
-"""Each trial of a Reflexion run: the attempt, the verdict and the lesson drawn from it.
+"""Each trial of a Reflexion run: the attempt,
+the verdict and the lesson drawn from it.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/view_reflexion.html.md"""
 

@@ -1,4 +1,5 @@
-"""Every sampled reasoning path with its answer, and the tally of the votes as it grows.
+"""Every sampled reasoning path with its answer,
+and the tally of the votes as it grows.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/view_self_consistency.html.md"""
 
@@ -10,10 +11,11 @@ from __future__ import annotations
 from ..algos.self_consistency import SelfConsistencyState
 from ..events import Event
 from ..runtime import RunState
-from . import esc, shorten, view
+from ..algos.common import extract_answer
+from . import esc, reply_text, says, shorten, tie_note, view
 
 # %% auto #0
-__all__ = ['samples_html', 'votes_html', 'self_consistency_view']
+__all__ = ['samples_html', 'votes_html', 'self_consistency_view', 'sc_says']
 
 # %% ../../nbs/26_view_self_consistency.ipynb #8a33b511
 _PALETTE = ["#bfdbfe", "#fde68a", "#bbf7d0", "#fbcfe8", "#ddd6fe", "#fed7aa", "#a5f3fc", "#e5e7eb"]
@@ -22,7 +24,7 @@ def _colours(s: SelfConsistencyState) -> dict[str, str]:
     seen = list(dict.fromkeys(a for a in s.answers if a is not None))
     return {a: _PALETTE[i % len(_PALETTE)] for i, a in enumerate(seen)}
 
-def samples_html(s: SelfConsistencyState) -> str:
+def samples_html(s: SelfConsistencyState, replies: dict[int, str] | None = None) -> str:  # replies: sample -> reply text not yet recorded
     "One chip per planned sample: its answer (coloured by answer), pending, or failed."
     col, chips = _colours(s), []
     base = "display:inline-block;min-width:44px;margin:2px;padding:3px 6px;border-radius:5px;text-align:center;"
@@ -30,6 +32,8 @@ def samples_html(s: SelfConsistencyState) -> str:
         txt = s.texts[i] if i < len(s.texts) else None
         ans = s.answers[i] if i < len(s.answers) else None
         if i in s.failed: chips.append(f'<span title="{esc(s.failed[i])}" style="{base}border:1px solid #fca5a5;color:#b91c1c">#{i + 1} ✗</span>')
+        elif txt is None and (replies or {}).get(i) is not None:  # the reply is in: its answer at once, before the vote records it
+            chips.append(f'<span style="{base}border:1px dashed #2563eb"><small>#{i + 1}</small> <b>{esc(shorten(extract_answer(replies[i]), 16))}</b></span>')
         elif txt is None: chips.append(f'<span style="{base}border:1px dashed #9ca3af;color:#9ca3af">#{i + 1} …</span>')
         else:
             shown = esc(shorten(ans, 16)) if ans is not None else "<i>none</i>"
@@ -61,4 +65,21 @@ def self_consistency_view(state: RunState, event: Event | None) -> str:
     elif s.leader is not None: parts.append(f"leading so far: <b>{esc(s.leader)}</b>")
     details = "".join(f"<details><summary><small>sample {i + 1}</small></summary><div style=\"white-space:pre-wrap\">{esc(t)}</div></details>"
                       for i, t in enumerate(s.texts) if t is not None)
-    return f'<div style="margin-bottom:4px">{" · ".join(parts)}</div>' + samples_html(s) + votes_html(s) + details
+    replies = {int(k.rsplit("/", 1)[1]): t for k in state.results if k.startswith("sc/sample/") and k.rsplit("/", 1)[1].isdigit()
+               and (t := reply_text(state, k)) is not None}
+    return f'<div style="margin-bottom:4px">{" · ".join(parts)}</div>' + samples_html(s, replies) + votes_html(s) + details
+
+# %% ../../nbs/26_view_self_consistency.ipynb #0ec5de3d
+@says("self_consistency")
+def sc_says(state: RunState, e: Event) -> str | None:
+    "What a self-consistency event did: a sample's answer, a failure, the vote."
+    d = e.data
+    if e.kind == "self_consistency.sampled": return f"sample {d['index'] + 1} answers {d.get('answer')}"
+    if e.kind == "self_consistency.sample_failed": return f"sample {d['index'] + 1} failed: {shorten(d.get('error'), 80)}"
+    if e.kind == "self_consistency.voted":
+        tie = tie_note(d["votes"], d["answer"])
+        return f"{d['answer']} wins with {d['votes'].get(d['answer'], 0)} of {d.get('counted', sum(d['votes'].values()))} votes" + (f" ({tie})" if tie else "")
+    if e.kind == "llm.result" and e.key and e.key.startswith("sc/sample/"):
+        return f"sample {int(e.key.rsplit('/', 1)[1]) + 1}'s reply is in: {extract_answer(reply_text(state, e.key))}"
+    return None
+

@@ -1,4 +1,5 @@
-"""The agents and the hand-offs they may make, the active agent, the hand-offs taken so far in order, and the conversation with who said what.
+"""The agents and the hand-offs they may make, the active agent, the hand-offs
+taken so far in order, and the conversation with who said what.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/view_swarm.html.md"""
 
@@ -10,11 +11,11 @@ from __future__ import annotations
 from ..algos.swarm import SwarmState
 from ..events import Event
 from ..runtime import RunState
-from . import Graph, esc, view
-from .toolloop import tool_errors, turn_of, loop_summary, turns_html
+from . import Graph, esc, says, view
+from .toolloop import loop_says, tool_errors, turn_of, loop_summary, turns_html
 
 # %% auto #0
-__all__ = ['agents_graph', 'swarm_view']
+__all__ = ['agents_graph', 'swarm_view', 'swarm_says']
 
 # %% ../../nbs/24_view_swarm.ipynb #3ec850fa
 def agents_graph(s: SwarmState, config: dict) -> Graph:
@@ -46,6 +47,17 @@ def swarm_view(state: RunState, event: Event | None) -> str:
     c = state.config
     taken = f"hand-offs <b>{len(s.handoffs)}</b> of at most {c.get('max_handoffs', '?')}"
     active = f'active: <b style="color:#b45309">{esc(s.agent or c.get("start"))}</b>'
-    head = loop_summary(s, c).replace("</div>", f" · {active} · {taken}</div>", 1)
+    head = loop_summary(s, c, state).replace("</div>", f" · {active} · {taken}</div>", 1)
     notes = f'<div><small>notes: {esc("; ".join(s.notes))}</small></div>' if s.notes else ""
     return head + agents_graph(s, c).html() + notes + turns_html(s.messages, turn_of(event), s.speakers, tool_errors(s))
+
+# %% ../../nbs/24_view_swarm.ipynb #fa4a34ec
+@says("swarm")
+def swarm_says(state: RunState, e: Event) -> str | None:
+    "What a swarm event did: hand-offs numbered as in the picture, who speaks, what the tools did."
+    s, d = state.algo, e.data
+    if e.kind == "swarm.handoff": return f"hand-off {len(s.handoffs)}: {d['from']} -> {d['to']}"
+    if e.kind == "swarm.started": return f"{d.get('agent')} takes the conversation"
+    line = loop_says(state, e)
+    return f"{s.agent}, {line}" if line and e.kind == "loop.replied" and s.agent else line
+

@@ -1,4 +1,5 @@
-"""The conversation of a ToolLoop run, turn by turn: what the model said, which tools ran and what they returned.
+"""The conversation of a ToolLoop run, turn by turn: what the
+model said, which tools ran and what they returned.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/view_toolloop.html.md"""
 
@@ -10,10 +11,11 @@ from __future__ import annotations
 from ..algos.toolloop import LoopState
 from ..events import Event
 from ..runtime import RunState
-from . import esc, message_html, shorten, view
+from . import esc, message_html, says, shorten, view
 
 # %% auto #0
-__all__ = ['KEEP_TURNS', 'split_turns', 'turn_of', 'turns_html', 'loop_summary', 'tool_errors', 'toolloop_view']
+__all__ = ['KEEP_TURNS', 'split_turns', 'turn_of', 'turns_html', 'tool_runs', 'loop_summary', 'tool_errors', 'toolloop_view',
+           'loop_says']
 
 # %% ../../nbs/21_view_toolloop.ipynb #3e27dd06
 def split_turns(messages: list[dict]) -> list[list[dict]]:
@@ -66,14 +68,24 @@ def _fold_early(parts: list[str], upto: int) -> str:
             f'{"".join(parts[:upto + 1])}</details>' + "".join(parts[upto + 1:]))
 
 # %% ../../nbs/21_view_toolloop.ipynb #ab9dd327
-def loop_summary(s: LoopState, config: dict) -> str:
-    "One line: turns so far, tools run, and the ending."
+def tool_runs(s: LoopState, run: RunState | None = None) -> list[dict]:
+    "The tools that ran as tool calls (a Swarm's hand-offs are not tool calls: they are left out)."
+    if run is None: return list(s.tools_run)
+    ids = {k.split("/tool/", 1)[1] for k in (*run.results, *run.pending) if "/tool/" in k}
+    return [t for t in s.tools_run if t.get("call_id") in ids]
+
+def loop_summary(s: LoopState, config: dict, run: RunState | None = None) -> str:  # run: for counts that agree with the usage line
+    "One line: turns so far, tool calls (as the usage line counts them), and the ending."
     parts = [f"turn <b>{s.turns}</b> of at most {config.get('max_turns', '?')}"]
-    if s.tools_run:
-        failed = sum(1 for t in s.tools_run if t.get("error"))
-        parts.append(f"{len(s.tools_run)} tool call{'s' if len(s.tools_run) != 1 else ''}"
+    ran = tool_runs(s, run)
+    refused = [t for t in s.tools_run if t not in ran and t.get("error")]  # bad arguments: refused before any tool call
+    n = run.issued.get("tool", 0) if run is not None else len(ran)
+    if n or refused:
+        failed, shown = sum(1 for t in ran if t.get("error")) + len(refused), [t for t in s.tools_run if t in ran or t in refused]
+        parts.append(f"{n} tool call{'s' if n != 1 else ''}" + (f" ({n - len(ran)} running)" if n > len(ran) else "")
+                     + (f" + {len(refused)} refused" if refused else "")
                      + (f' (<span style="color:#b91c1c">{failed} failed</span>)' if failed else "")
-                     + ": " + esc(", ".join(t["name"] for t in s.tools_run[-6:])) + (" …" if len(s.tools_run) > 6 else ""))
+                     + (": " + esc(", ".join(t["name"] for t in shown[-6:])) + (" …" if len(shown) > 6 else "") if shown else ""))
     if s.ended == "answered": parts.append(f'answered: <b style="color:#047857">{esc(shorten(s.text, 100))}</b>')
     elif s.ended: parts.append(f'<b style="color:#b45309">ended: {esc(s.ended)}</b>')
     return f'<div style="margin-bottom:4px">{" · ".join(parts)}</div>'
@@ -84,4 +96,24 @@ def tool_errors(s: LoopState) -> dict[str, str]: return {t["call_id"]: t["error"
 def toolloop_view(state: RunState, event: Event | None) -> str:
     "A tool loop after `event`: a summary line, then the conversation by turns."
     s: LoopState = state.algo
-    return loop_summary(s, state.config) + turns_html(s.messages, turn_of(event), errors=tool_errors(s))
+    return loop_summary(s, state.config, state) + turns_html(s.messages, turn_of(event), errors=tool_errors(s))
+
+# %% ../../nbs/21_view_toolloop.ipynb #af83d1c0
+def _calls(m: dict) -> str:
+    names = [c.get("name", "?") for c in m.get("tool_calls") or []]
+    return ", ".join(f"{x} ×{names.count(x)}" if names.count(x) > 1 else x for x in dict.fromkeys(names))
+
+@says("tool_loop")
+def loop_says(state: RunState, e: Event) -> str | None:
+    "What a tool-loop event did, in the loop's terms."
+    d, k = e.data, e.kind
+    if k == "loop.replied":
+        m = d.get("message") or {}
+        return f"turn {d['turn']}: the model calls {_calls(m)}" if m.get("tool_calls") else f"turn {d['turn']}: the model answers"
+    if k == "loop.tool_result":
+        return (f"{d['name']} failed ({d['error']}): {shorten(d.get('content'), 80)}" if d.get("error")
+                else f"{d['name']} returned {shorten(d.get('content'), 80)}")
+    if k == "loop.answered": return f"answered after {d.get('turns')} turns: {shorten(d.get('text'), 80)}"
+    if k == "loop.max_turns": return f"stopped: max_turns ({d.get('turns')}) reached"
+    return None
+

@@ -1,4 +1,5 @@
-"""The whole tree at any step of a TreeOfThoughts run: every step and its score, the beam, what was pruned and why, and the winning path.
+"""The whole tree at any step of a TreeOfThoughts run: every step and its
+score, the beam, what was pruned and why, and the winning path.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/view_tot.html.md"""
 
@@ -12,10 +13,10 @@ import textwrap
 from ..algos.tot import ThoughtNode, ToTState, TreeOfThoughts
 from ..events import Event
 from ..runtime import RunState
-from . import Graph, esc, shorten, view
+from . import Graph, esc, says, shorten, view
 
 # %% auto #0
-__all__ = ['node_label', 'tree_graph', 'tree_summary', 'tot_view']
+__all__ = ['node_label', 'ties', 'tree_graph', 'tree_summary', 'tot_view', 'tot_says']
 
 # %% ../../nbs/25_view_tot.ipynb #a8367c02
 _STYLE = {
@@ -39,12 +40,13 @@ def _wrap(s: str, width: int, lines: int) -> str:
     if len(out) > lines: out = out[:lines - 1] + [shorten(" ".join(out[lines - 1:]), width)]
     return "\n".join(out)
 
-def node_label(n: ThoughtNode) -> str:
+def node_label(n: ThoughtNode, tie: str | None = None) -> str:  # tie: the node it lost a tie to, if it did
     "A node's label: its id and score, then its step, shortened."
     score = "" if n.score is None else f" · {n.score:g}" + (" (malformed)" if n.how == "malformed" else " (failed)" if n.how == "failed" else "")
     if n.status == "root": return "task\n" + _wrap(n.text, 30, 3)
     if n.status == "pruned":
         why = f"✗ same as {n.duplicate_of}" if n.reason == "duplicate" and n.duplicate_of else _REASON.get(n.reason, "✗ pruned")
+        if tie: why += f"\n(tie with {tie}: the earlier node wins)"
         return f"{n.id}{score}\n{_wrap(n.text, 22, 1)}\n{why}"
     return f"{n.id}{score}{' ★ answer' if n.final else ''}\n{_wrap(n.text, 28, 2)}"
 
@@ -58,18 +60,34 @@ def _focus(e: Event | None) -> set[str]:
         if part.startswith("n"): return {part}
     return set()
 
+# %% ../../nbs/25_view_tot.ipynb #dc37ab73
+def _order(node_id: str) -> tuple[int, ...]: return tuple(int(p) for p in node_id.split(".")[1:])
+
+def ties(s: ToTState) -> dict[str, str]:
+    "Nodes pruned as beam full with the score of a surviving node of the same depth: node -> the node that won the tie."
+    if s.settings.get("select", "greedy") != "greedy": return {}
+    best: dict[tuple, str] = {}  # (depth, score) -> the earliest surviving node
+    for i, n in s.nodes.items():
+        if n.status not in ("pruned", "root") and n.score is not None:
+            k = (n.depth, n.score)
+            if k not in best or _order(i) < _order(best[k]): best[k] = i
+    return {i: best[(n.depth, n.score)] for i, n in s.nodes.items()
+            if n.status == "pruned" and n.reason == "beam_capacity" and (n.depth, n.score) in best
+            and _order(best[(n.depth, n.score)]) < _order(i)}  # only an earlier node wins a tie
+
+
 # %% ../../nbs/25_view_tot.ipynb #0e938160
 def tree_graph(s: ToTState, event: Event | None = None) -> Graph:
     "The tree of a `ToTState` as a `Graph`."
-    g = Graph(rankdir="LR", nodesep="0.06", ranksep="0.35")
-    beam, win, focus = set(s.beam) - {"n"}, set(s.winner_path), _focus(event)
+    g = Graph(rankdir="LR", tree=True, nodesep="0.06", ranksep="0.35")  # tree=True: laid out in milliseconds, no `dot` needed
+    beam, win, focus, tied = set(s.beam) - {"n"}, set(s.winner_path), _focus(event), ties(s)
     for i, n in s.nodes.items():
         a = dict(_STYLE.get(n.status, {}))
         if i in beam: a.update(_BEAM_FINAL if n.final else _BEAM)
         if i in win: a.update(_WIN)
         if i in focus: a.update(_CURRENT, **{"class": "rkcur"})  # the camera centres on it
         tip = f"{n.id} [{n.status}{', ' + n.reason if n.reason else ''}] score {n.score}: {n.text}"
-        g.node(i, node_label(n), tooltip=tip[:500], **a)
+        g.node(i, node_label(n, tied.get(i)), tooltip=tip[:500], **a)
         if n.parent is not None:
             e = {"color": "#dc2626", "penwidth": "2.5"} if i in win else {"color": "gray75"} if n.status == "pruned" else {}
             g.edge(n.parent, i, **e)
@@ -98,3 +116,28 @@ def tot_view(state: RunState, event: Event | None) -> str:
     s: ToTState = state.algo
     if not s.nodes: return tree_summary(s)
     return tree_summary(s, state) + tree_graph(s, event).html()
+
+# %% ../../nbs/25_view_tot.ipynb #b739ab1c
+_PRUNED = {"min_score": "below the minimum score", "beam_capacity": "beam full", "duplicate": "the same step as another",
+           "evaluation_failed": "its evaluation failed"}
+
+@says("tree_of_thoughts")
+def tot_says(state: RunState, e: Event) -> str | None:
+    "What a tree-of-thoughts event did, in the search's terms."
+    s, d, k = state.algo, e.data, e.kind
+    sc = lambda i: f"{s.nodes[i].score:g}" if i in s.nodes and s.nodes[i].score is not None else "?"
+    if k == "tot.level_started": return f"level {d['level']}: expanding {', '.join(d.get('frontier') or []) or 'nothing'}"
+    if k == "tot.proposed":
+        extra = f" (the same step as {d['duplicate_of']})" if d.get("duplicate_of") else f" (a complete answer: {d['answer']})" if d.get("answer") else ""
+        return f"{d['node']} proposed under {d['parent']}: {shorten(d.get('text'), 60)}{extra}"
+    if k == "tot.evaluated": return f"{d['node']} scored {d['score']:g}" + {"malformed": " (the reply had no readable score)", "failed": " (the evaluation failed)"}.get(d.get("how"), "")
+    if k == "tot.pruned":
+        tie = ties(s).get(d["node"])
+        why = _PRUNED.get(d.get("reason"), d.get("reason")) + (f"; a tie with {tie} at {sc(tie)}: the earlier node in tree order is kept" if tie else "")
+        return f"{d['node']}" + (f" scored {d['score']:g}" if d.get("score") is not None else "") + f": pruned, {why}"
+    if k == "tot.selected": return f"level {d['level']}: kept " + ", ".join(f"{i} ({sc(i)})" for i in d["beam"])
+    if k == "tot.proposal_failed": return f"proposing under {d['parent']} failed: {shorten(d.get('error'), 80)}"
+    if k == "tot.solved": return f"{d['node']} solves it ({d['reason']}, score {d['score']:g})"
+    if k == "tot.completed": return f"the search ends ({d.get('stopped')}): answer {d.get('answer')} from {d.get('winner')}"
+    return None
+

@@ -1,4 +1,5 @@
-"""A registry from an algorithm's name to the function that draws its state, with the jumps the stepper offers.
+"""A registry from an algorithm's name to the function that
+draws its state, with the jumps the stepper offers.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/views.html.md"""
 
@@ -16,7 +17,8 @@ from ..runtime import Algorithm, RunState
 from .html import esc, shorten
 
 # %% auto #0
-__all__ = ['Jump', 'views', 'View', 'view', 'matcher', 'state_table', 'generic_view', 'view_for']
+__all__ = ['Jump', 'views', 'View', 'view', 'matcher', 'state_table', 'generic_view', 'view_for', 'says', 'reply_text',
+           'tie_note']
 
 # %% ../../nbs/19b_views.ipynb #af0ebcbb
 Jump = str | tuple | Callable[[Event], bool]  # an event kind, a tuple of kinds, or a predicate
@@ -28,6 +30,7 @@ class View:
     draw: Callable[[RunState, Event | None], Any]  # (state after the event, the event) -> picture
     jumps: dict[str, Jump] = field(default_factory=dict)  # label -> which events to jump to
     step: Jump | None = None  # events that close one step of the algorithm (level, round, trial)
+    say: Callable[[RunState, Event], str | None] | None = None  # (state, event) -> what the event did, in the algorithm's terms
 
 views: dict[str, View] = {}  # algorithm name -> its view
 
@@ -79,3 +82,23 @@ def view_for(name: str | None) -> View:
         except ModuleNotFoundError as e:
             if e.name != mod: raise  # the view module exists but is broken: say so
     return views.get(name) or View(name or "?", generic_view)
+
+# %% ../../nbs/19b_views.ipynb #beda46f7
+def says(name: str):
+    "Register the decorated `(state, event) -> str | None` as what algorithm `name`'s events did, in its terms."
+    def deco(fn):
+        views[name].say = fn; return fn
+    return deco
+
+def reply_text(state: RunState, key: str) -> str | None:
+    "The text of the model reply that has arrived for effect `key`, if one has."
+    r = (state.results.get(key) or {}).get("result")
+    try: return r["choices"][0]["message"].get("content") if isinstance(r, dict) else None
+    except (KeyError, IndexError, TypeError): return None
+
+def tie_note(votes: dict[str, int], winner: str | None, rule: str = "the answer seen first wins") -> str:
+    "Why `winner` won a tie (empty when there was no tie)."
+    top = max(votes.values(), default=0)
+    tied = [a for a, c in votes.items() if c == top]
+    return f"a tie at {top} between {', '.join(tied)}: {rule}, so {winner}" if len(tied) > 1 and winner in tied else ""
+
