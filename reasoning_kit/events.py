@@ -74,7 +74,7 @@ def _check_kind(kind: str) -> str:
     _seen_kinds[kind] = kind
     return kind
 
-_FIELDS = frozenset(Event.model_fields)
+_FIELDS = set(Event.model_fields)  # shared by every event built here: pydantic copies it before changing it (model_copy)
 
 _new, _set = object.__new__, object.__setattr__
 
