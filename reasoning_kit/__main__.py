@@ -222,7 +222,7 @@ async def demo(logs: str | None = None, out=None) -> list:
         outcomes.append(o)
     return outcomes
 
-# %% ../nbs/34_cli.ipynb #7cb0d91b
+# %% ../nbs/34_cli.ipynb #47c4e07d
 def parser() -> argparse.ArgumentParser:
     "The command line's arguments."
     p = argparse.ArgumentParser(prog="reasoning-kit", description="Read reasoning_kit run logs, or run an offline demo.")
@@ -244,6 +244,7 @@ def parser() -> argparse.ArgumentParser:
     exp.add_argument("file", help="the experiment file; its directory resumes a sweep that was cut short")
     return p
 
+# %% ../nbs/34_cli.ipynb #72ee9d73
 def view(log: str, output: str | None = None) -> Path:
     "`reasoning-kit view`: the run as one HTML file (the viz extra draws it)."
     from reasoning_kit.viz import save_html  # lazy: the widgets extra
@@ -257,6 +258,7 @@ def run_eval(file: str) -> str:
     try: return format_summary(sweep_from_file(file).summary())
     except (ValueError, LogFormatError, OSError) as e: raise CLIError(f"{file}: {e}") from None
 
+# %% ../nbs/34_cli.ipynb #50f7e22f
 def main(argv: list[str] | None = None) -> int:
     "Run the command line; returns the exit code."
     args = parser().parse_args(argv)

@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from fastcore.basics import patch
 from pydantic import BaseModel, Field, computed_field
 
 from .runtime import Algorithm, Budget, Engine, Outcome, Status, check_int
@@ -48,6 +49,7 @@ def _rate(xs: list[bool | None]) -> float | None:
     xs = [x for x in xs if x is not None]
     return sum(xs) / len(xs) if xs else None
 
+# %% ../nbs/33_eval.ipynb #3d57dfa2
 class Report(BaseModel):
     "The rows of an evaluation, in input order, and their totals."
     label: str  # a name for this configuration in comparisons
@@ -85,14 +87,18 @@ class Report(BaseModel):
     @property
     def statuses(self) -> dict[str, int]: return dict(sorted(Counter(r.status for r in self.rows).items()))
 
-    @property
-    def misses(self) -> list[Row]: return [r for r in self.rows if not r.correct]
-    def __repr__(self):
-        n = len(self.rows)
-        return (f"Report({self.label}: {sum(r.correct for r in self.rows)}/{n} correct ({self.accuracy:.0%}), "
-                f"{self.mean_calls:.1f} calls per item, "
-                f"{self.total_cached} cached, ${self.total_cost:.4f}, {self.statuses})")
-    __str__ = __repr__
+# %% ../nbs/33_eval.ipynb #de579a64
+@patch(as_prop=True)
+def misses(self: Report) -> list[Row]: return [r for r in self.rows if not r.correct]
+
+@patch
+def __repr__(self: Report):
+    n = len(self.rows)
+    return (f"Report({self.label}: {sum(r.correct for r in self.rows)}/{n} correct ({self.accuracy:.0%}), "
+            f"{self.mean_calls:.1f} calls per item, "
+            f"{self.total_cached} cached, ${self.total_cost:.4f}, {self.statuses})")
+@patch
+def __str__(self: Report): return repr(self)
 
 # %% ../nbs/33_eval.ipynb #5d37e5c9
 def answer_of(value: dict) -> str | None:
@@ -123,17 +129,24 @@ class _Progress:
             except ImportError: pass
     def line(self) -> str:
         return f"{self.label}: {self.done}/{self.total} done, {self.correct} correct, {time.monotonic() - self.t0:.1f}s"
-    def update(self, row: Row):
-        self.done, self.correct = self.done + 1, self.correct + row.correct
-        if not self.on: return
-        if self.bar is not None: self.bar.update(1); self.bar.set_postfix(correct=self.correct)
-        elif self.tty: self.stream.write("\r" + self.line()); self.stream.flush()
-        elif time.monotonic() - self.last >= self.every and self.done < self.total:
-            self.last = time.monotonic(); self.stream.write(self.line() + "\n"); self.stream.flush()
-    def close(self):
-        if not self.on: return
-        if self.bar is not None: self.bar.close()  # then the last line, which a saved notebook keeps (a widget is not)
-        self.stream.write(("\r" if self.tty and self.bar is None else "") + self.line() + "\n"); self.stream.flush()
+
+# %% ../nbs/33_eval.ipynb #9afebfd7
+@patch
+def update(self: _Progress, row: Row):
+    "Count a finished row; move the bar, rewrite the terminal line, or print a line when one is due."
+    self.done, self.correct = self.done + 1, self.correct + row.correct
+    if not self.on: return
+    if self.bar is not None: self.bar.update(1); self.bar.set_postfix(correct=self.correct)
+    elif self.tty: self.stream.write("\r" + self.line()); self.stream.flush()
+    elif time.monotonic() - self.last >= self.every and self.done < self.total:
+        self.last = time.monotonic(); self.stream.write(self.line() + "\n"); self.stream.flush()
+
+@patch
+def close(self: _Progress):
+    "End the bar; a last line says how it ended."
+    if not self.on: return
+    if self.bar is not None: self.bar.close()  # then the last line, which a saved notebook keeps (a widget is not)
+    self.stream.write(("\r" if self.tty and self.bar is None else "") + self.line() + "\n"); self.stream.flush()
 
 # %% ../nbs/33_eval.ipynb #78761627
 def _takes_item(factory) -> bool:
@@ -165,6 +178,7 @@ def _beam(check, value: dict, input: dict) -> tuple[bool | None, bool | None]:
     ok = [bool(check({**value, "answer": b.get("answer")}, input)) for b in beam]
     return ok[0], any(ok)
 
+# %% ../nbs/33_eval.ipynb #64b680b4
 async def _one(engine_or_factory, algorithm: Algorithm, i: int, input: dict, check, budget: Budget | None,
                logs_dir: Path | None, log_path: Path | None = None, replay=None, seed: int = 0,
                resume: bool = False) -> tuple[Row, Outcome | None]:
@@ -213,6 +227,7 @@ def _inputs(tasks: Iterable) -> list[dict]:
         out.append(t)
     return out
 
+# %% ../nbs/33_eval.ipynb #c815391a
 async def evaluate(engine: Engine | Callable[..., Engine],  # an Engine shared by all items, or `factory()` / `factory(item)` making one per item
                    algorithm: Algorithm,  # run on every input
                    tasks: Iterable[dict | str],  # the inputs; a string s means {"task": s}
@@ -242,6 +257,7 @@ async def evaluate(engine: Engine | Callable[..., Engine],  # an Engine shared b
     return Report(label=label, algorithm=algorithm.name, config=algorithm.config(),
                   budget=budget.model_dump() if budget else None, rows=rows, outcomes=outcomes)
 
+# %% ../nbs/33_eval.ipynb #1b0a0bd8
 def evaluate_sync(*args, **kw) -> Report:
     "`evaluate` for scripts without an event loop (in a notebook, `await evaluate(...)`)."
     try: asyncio.get_running_loop()

@@ -44,11 +44,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .clients.models import PROVIDERS, scrub
 from .events import Event, Log
-from .runtime import check_bool, check_float
+from .runtime import check_bool, check_choice, check_float
 
 # %% auto #0
-__all__ = ['STOPWORDS', 'MEMORY_FORMAT', 'MEMORY_VERSION', 'Note', 'tokens', 'MemoryFormatError', 'Memory', 'known_secrets',
-           'scrub_known', 'replace_file', 'MemoryLocked', 'remember_lessons', 'reflections_for']
+__all__ = ['STOPWORDS', 'MEMORY_FORMAT', 'MEMORY_VERSION', 'SECRET_NAME', 'Note', 'tokens', 'MemoryFormatError', 'Memory',
+           'known_secrets', 'scrub_known', 'replace_file', 'scrub_file', 'MemoryLocked', 'remember_lessons',
+           'reflections_for']
 
 # %% ../nbs/30_memory.ipynb #066b48bb
 class Note(BaseModel):
@@ -68,20 +69,23 @@ def tokens(text: str) -> list[str]:
     "Lower-cased word tokens of `text`, without stop words."
     return [w for w in re.findall(r"[^\W_]+", text.lower()) if w not in STOPWORDS]
 
-# %% ../nbs/30_memory.ipynb #0bd8fbaa
+# %% ../nbs/30_memory.ipynb #88174c22
 MEMORY_FORMAT = "reasoning_kit.memory"
 MEMORY_VERSION = 1
 
 class MemoryFormatError(ValueError):
     "A memory file that cannot be read; the message names the line."
 
+# %% ../nbs/30_memory.ipynb #e376833a
 class Memory:
     "Short notes, searched by BM25; JSON Lines on disk when given a `path`."
     def __init__(self, path: str | Path | None = None,  # a JSON Lines file, created if missing; None: in memory only
                  repair: bool = False,  # drop a last line that a crash cut short (and fix the file)
                  lock_timeout: float = 10.0,  # seconds to wait while another process writes the file
-                 secrets: Iterable[str] = ()):  # more strings never to write (keys given to clients); env keys always
+                 secrets: Iterable[str] = (),  # more strings never to write (keys given to clients); env keys always
+                 durability: str = "fsync"):  # "fsync": each note survives a power cut; "flush": a crash only (faster)
         self.path = Path(path) if path is not None else None
+        self.durability = check_choice("Memory", "durability", durability, ("fsync", "flush"))
         self.lock_timeout = check_float("Memory", "lock_timeout", lock_timeout, 0, 3600)
         self.secrets = [s for s in secrets if isinstance(s, str) and s]
         self._holding = False  # this store holds the file's lock
@@ -94,6 +98,7 @@ class Memory:
         self._len: list[int] = []  # per note: its length in words
         self._postings: dict[str, list[int]] = {}  # word -> notes that contain it
         self._total = 0  # sum of the notes' lengths in words
+        self._body: list[str] = []  # per note: its JSON line
         self._stamp = None  # the file as this store last read or wrote it: (inode, size, mtime)
 
     def __len__(self): return len(self.notes)
@@ -101,11 +106,11 @@ class Memory:
     def __repr__(self): return f"Memory({len(self.notes)} notes{f', {self.path}' if self.path else ''})"
 
 # %% ../nbs/30_memory.ipynb #7261ff1e
-_SECRET_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD)$", re.I)
+SECRET_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD)$", re.I)  # environment variables that hold a secret
 
 def known_secrets(extra: Iterable[str] = ()) -> list[str]:
     "The secrets this process knows: provider keys in the environment, secret-named variables, and `extra`."
-    names = {p.key_env for p in PROVIDERS.values() if p.key_env} | {k for k in os.environ if _SECRET_NAME.search(k)}
+    names = {p.key_env for p in PROVIDERS.values() if p.key_env} | {k for k in os.environ if SECRET_NAME.search(k)}
     found = {os.environ.get(k, "") for k in names} | set(extra)
     return sorted((s for s in found if isinstance(s, str) and len(s) >= 8), key=len, reverse=True)
 
@@ -113,15 +118,22 @@ def scrub_known(text: str, extra: Iterable[str] = ()) -> str:
     "`text` with every known secret (see `known_secrets`) replaced by `***`."
     return scrub(text, known_secrets(extra))
 
-# %% ../nbs/30_memory.ipynb #7a30ab0e
+# %% ../nbs/30_memory.ipynb #45654b91
 @patch
 def _index(self: Memory, note: Note):
     tf = Counter(tokens(" ".join([note.text, *note.tags, note.about])))
     for w in tf: self._postings.setdefault(w, []).append(note.n)
     self._tf.append(tf); self._len.append(sum(tf.values())); self._total += self._len[-1]; self.notes.append(note)
+    self._body.append(_line(note))  # its line in the file, kept so that a write need not serialise every note again
 
 def _line(note: Note) -> str: return json.dumps(note.model_dump(), ensure_ascii=False, separators=(",", ":")) + "\n"
 
+@patch
+def scrub(self: Memory, text: str) -> str: return scrub_known(text, self.secrets) if text else text
+@patch
+def _lines(self: Memory) -> str: return _header() + "".join(self._body)
+
+# %% ../nbs/30_memory.ipynb #971e21a2
 @patch
 def add(self: Memory, text: str,  # the note
          tags: Iterable[str] = (),  # labels to filter by
@@ -130,6 +142,7 @@ def add(self: Memory, text: str,  # the note
     if not isinstance(text, str) or not text.strip(): raise ValueError(f"a note needs some text, got {text!r}")
     tags = [tags] if isinstance(tags, str) else list(tags)
     if not all(isinstance(t, str) and t for t in tags): raise ValueError(f"tags must be non-empty strings, got {tags!r}")
+    tags = [self.scrub(t) for t in tags]
     text, about = self.scrub(text.strip()), self.scrub(about)
     if self.path is None: note = Note(n=len(self.notes), text=text, tags=tags, about=about)
     else:
@@ -139,11 +152,6 @@ def add(self: Memory, text: str,  # the note
             self._write(self._lines() + _line(note))
     self._index(note)
     return note
-
-@patch
-def scrub(self: Memory, text: str) -> str: return scrub_known(text, self.secrets) if text else text
-@patch
-def _lines(self: Memory) -> str: return _header() + "".join(_line(n) for n in self.notes)
 
 # %% ../nbs/30_memory.ipynb #657cae00
 @patch
@@ -188,11 +196,19 @@ def _why(e: Exception) -> str:
     return f"not a note: {'.'.join(map(str, e.errors()[0]['loc']))}: {e.errors()[0]['msg']}"
 
 # %% ../nbs/30_memory.ipynb #92b3ac58
-def replace_file(path: Path, text: str) -> Path:
-    "Write `text` to `path` all at once: a temporary file beside it, flushed to disk, renamed over it."
+def replace_file(path: Path, text: str, fsync: bool = True) -> Path:  # fsync: survive a power cut too, not only a crash
+    "Write `text` to `path` all at once: a temporary file beside it, flushed (to disk), renamed over it."
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f: f.write(text); f.flush(); os.fsync(f.fileno())
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text); f.flush()
+        if fsync: os.fsync(f.fileno())
     os.replace(tmp, path); return path
+
+def scrub_file(path: Path, scrubber=None) -> bool:  # scrubber: text -> text; default `scrub_known`
+    "Rewrite the file at `path` (whole, as `replace_file` does) without secrets; True if anything was found."
+    raw = path.read_text(encoding="utf-8"); clean = (scrubber or scrub_known)(raw)
+    if clean != raw: replace_file(path, clean)
+    return clean != raw
 
 def _stamp(path: Path):
     try: st = path.stat(); return st.st_ino, st.st_size, st.st_mtime_ns
@@ -217,7 +233,7 @@ def _locked(path: Path, timeout: float):
         try: yield
         finally: fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
-# %% ../nbs/30_memory.ipynb #1806f8be
+# %% ../nbs/30_memory.ipynb #583a27da
 @patch
 def _load(self: Memory, repair: bool):
     p = self.path
@@ -230,11 +246,13 @@ def _load(self: Memory, repair: bool):
 @patch
 def _write(self: Memory, text: str):
     "Replace the file with `text` (under the lock; a repair on opening takes it here)."
-    if self._holding: replace_file(self.path, text)
+    fsync = self.durability == "fsync"
+    if self._holding: replace_file(self.path, text, fsync)
     else:
-        with self._lock(): replace_file(self.path, text)
+        with self._lock(): replace_file(self.path, text, fsync)
     self._stamp = _stamp(self.path)
 
+# %% ../nbs/30_memory.ipynb #eba949cc
 @patch
 @contextmanager
 def _lock(self: Memory):
@@ -277,7 +295,7 @@ def _check_header(self: Memory, line: str | None):
         raise MemoryFormatError(f"{self.path}:1: memory format version {head.get('version')!r} is newer than this "
                                 f"reasoning_kit (reads up to {MEMORY_VERSION})")
 
-# %% ../nbs/30_memory.ipynb #fc7eed4e
+# %% ../nbs/30_memory.ipynb #31174db3
 def _events(run) -> list[Event]:
     log = getattr(run, "log", run)  # an Outcome, a Run, a Log or a list of events
     return list(log.events if isinstance(log, Log) else log)
@@ -301,6 +319,7 @@ def remember_lessons(outcome,  # a Reflexion run: an Outcome, a Log or its event
         known.add((lesson.casefold(), task)); out.append(memory.add(lesson, tags, about=task))
     return out
 
+# %% ../nbs/30_memory.ipynb #d08e5788
 def reflections_for(memory: Memory, task: str,  # the next run's task
                     k: int = 5, tags: Iterable[str] | None = ("reflexion",)) -> list[str]:
     "Lessons relevant to `task`, for `input['reflections']`: the `k` best, most relevant last."

@@ -30,7 +30,7 @@ from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_for
 __all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'prompt_estimate', 'call_price', 'RunState',
            'Algorithm', 'check_int', 'input_notes', 'check_float', 'check_bool', 'check_str', 'check_choice',
            'check_str_list', 'renamed', 'RunReducer', 'algorithm_of', 'fold_run', 'Check', 'EffectCall', 'Context',
-           'Run', 'Outcome', 'Engine']
+           'stop_tasks', 'Run', 'Outcome', 'Engine']
 
 # %% ../nbs/03_runtime.ipynb #f63c13b3
 class Status(str, Enum):
@@ -384,13 +384,28 @@ async def effect(self: Context, effect: str, key: str, request: BaseModel, strea
         if key in run.state.results: return run._answer_of(effect, key)
     run._asked[key] = req
     fut = run._inflight[key] = asyncio.get_running_loop().create_future()
+    task = asyncio.current_task(); run._busy[task] = run._busy.get(task, 0) + 1  # settled before the run ends
     try: res = await run._serve(effect, key, request, req, stream)
+    except asyncio.CancelledError: fut.cancel(); raise
     except BaseException as e:
         fut.set_exception(e); fut.exception()  # mark retrieved: the caller gets it below
         raise
     else: fut.set_result(res)
-    finally: del run._inflight[key]
+    finally:
+        del run._inflight[key]
+        if (n := run._busy.pop(task) - 1): run._busy[task] = n
     return res
+
+# %% ../nbs/03_runtime.ipynb #c50dbf3c
+async def stop_tasks(tasks) -> None:
+    "Cancel `tasks` and wait until every one has stopped, reading what each raised (so asyncio has nothing to warn about)."
+    tasks = [t for t in tasks if not t.done()] + [t for t in tasks if t.done()]
+    for t in tasks: t.cancel()
+    while pending := [t for t in tasks if not t.done()]:
+        try: await asyncio.wait(pending)
+        except asyncio.CancelledError: pass  # cancelled again while stopping: stopping comes first
+    for t in tasks:
+        if not t.cancelled(): t.exception()
 
 # %% ../nbs/03_runtime.ipynb #12dd7e59
 @patch
@@ -400,9 +415,11 @@ async def gather(self: Context, *aws: Awaitable, return_exceptions: bool = False
     so the algorithm can record what it did get; otherwise the first failure by position is raised.
     Cancellation, and errors that are bugs rather than failed effects, are always raised."""
     self._run._gathering += 1
+    tasks = [asyncio.ensure_future(a) for a in aws]
     try:
-        tasks = [asyncio.ensure_future(a) for a in aws]
         if tasks: await asyncio.wait(tasks)
+    except BaseException:  # the run is being cancelled: so are these, and the run waits until they have stopped
+        await stop_tasks(tasks); raise
     finally: self._run._gathering -= 1
     out, stop = [], None
     for t in tasks:
@@ -428,6 +445,7 @@ class Run:
         self._inflight: dict[str, asyncio.Future] = {}  # keys being answered right now
         self._gathering = 0  # gathers in progress: effects then yield once after being admitted
         self._held = [0, 0]  # tokens and nanodollars reserved by model calls in flight
+        self._busy: dict[asyncio.Task, int] = {}  # tasks answering effects right now (how many each)
         self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
         self.served: dict[str, int] = {}  # effects served from the replayed log
         self.sent: dict[str, int] = {}  # effects actually sent to handlers (and not answered by a cache)
@@ -436,7 +454,7 @@ class Run:
         self.served_keys: list[str] = []  # keys served from the replayed log
         self.cached_keys: list[str] = []  # keys a handler answered from a cache
         self._delta_listeners: list[Callable] = []
-        self._cancel = False
+        self._cancel = self._started = False
         self._task: asyncio.Task | None = None
         self._t0 = time.monotonic()
 
@@ -606,22 +624,33 @@ class Outcome(BaseModel):
 # %% ../nbs/03_runtime.ipynb #ca6e5999
 @patch
 async def _main(self: Run) -> Outcome:
-    a = self.algorithm
+    a, self._started = self.algorithm, True
     self.log.append("run.started", {"algorithm": a.name, "config": a.config(), "input": self.input, "seed": self.seed,
                                     "budget": self.budget.model_dump() if self.budget else None, "schema": SCHEMA_VERSION,
                                     **({"parent": self.parent} if self.parent else {})})
-    status, error = Status.OK, None
+    status, error, outside = Status.OK, None, False
     try:
-        st = await a.run(Context(self))
+        st = await a.run(Context(self)) if not self._cancel else Status.CANCELLED
         status = Status(st) if st is not None else Status.OK
         if self.state.exhausted and status in (Status.OK, Status.NO_SOLUTION): status = Status.BUDGET_EXHAUSTED
     except BudgetExhausted: status = Status.BUDGET_EXHAUSTED
     except Cancelled: status = Status.CANCELLED
     except asyncio.CancelledError:
-        if not self._cancel: self._finish(Status.CANCELLED, "cancelled from outside"); raise
-        asyncio.current_task().uncancel(); status = Status.CANCELLED
+        outside, self._cancel = not self._cancel, True
+        if not outside: asyncio.current_task().uncancel()
+        status, error = Status.CANCELLED, "cancelled from outside" if outside else None
     except Exception as e: status, error = Status.FAILED, f"{type(e).__name__}: {e}"
-    return self._finish(status, error)
+    me = asyncio.current_task()
+    await stop_tasks([t for t in self._busy if t is not me])  # effects still being answered by other tasks
+    if not outside:  # a cancel that came after the algorithm's last await is taken here, not left to cancel the ended task
+        try: await asyncio.sleep(0)
+        except asyncio.CancelledError: pass
+        if me.cancelling() and self._cancel: me.uncancel()
+        elif me.cancelling(): outside, error = True, "cancelled from outside"
+    if (self._cancel or outside) and status != Status.FAILED: status = Status.CANCELLED  # cancelled before the end
+    out = self._finish(status, error)
+    if outside: raise asyncio.CancelledError("cancelled from outside")
+    return out
 
 @patch
 def _finish(self: Run, status: Status, error: str | None) -> Outcome:
@@ -638,8 +667,9 @@ def _finish(self: Run, status: Status, error: str | None) -> Outcome:
 @patch
 def cancel(self: Run):
     "Stop the run; it ends with status CANCELLED and keeps everything logged so far."
-    self._cancel = True
-    if self._task is not None and not self._task.done(): self._task.cancel()
+    if self.state.status is not None: return  # run.finished is logged: the run has ended, nothing to stop
+    self._cancel = True  # a run not started yet sees this first, and runs nothing
+    if self._task is not None and not self._task.done() and self._started: self._task.cancel()
 
 @patch
 def __await__(self: Run): return self._task.__await__()

@@ -59,7 +59,9 @@ except ImportError as e:  # an optional extra: say how to get it
 import reasoning_kit.algos  # registers every algorithm by name
 from .algos.swarm import Swarm
 from .algos.toolloop import ToolLoop
+from .clients.models import scrub as scrub_runs
 from .events import Event
+from .memory import SECRET_NAME, scrub_file
 from .runtime import Algorithm, Budget, Engine, Outcome, Run, check_float, check_int
 from .session import INDEX, Session, SessionBudgetSpent, SessionBusy, SessionChanged, SessionLocked
 
@@ -73,19 +75,15 @@ class APIError(Exception):
         super().__init__(message); self.code, self.message, self.extra = code, message, extra
 
 # %% ../nbs/32_server.ipynb #dbd8c52b
-_SECRET_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD)$", re.I)
-
 def env_secrets(environ: dict | None = None) -> set[str]:
     "Values of environment variables whose names say they hold a secret (8 characters or more)."
     env = os.environ if environ is None else environ
-    return {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= 8}
+    return {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 8}
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
-    "Replace every secret (as is, and as it looks inside a JSON string) with ***."
-    for s in secrets:
-        for form in {s, json.dumps(s)[1:-1]}:
-            if form in text: text = text.replace(form, "***")
-    return text
+    "Replace every secret, and any 8 characters in a row of one (as is, and as inside a JSON string), with ***."
+    secrets = list(secrets)
+    return scrub_runs(text, [*secrets, *{json.dumps(s)[1:-1] for s in secrets} - set(secrets)])
 
 # %% ../nbs/32_server.ipynb #1581aceb
 def _takes_code(p: inspect.Parameter) -> bool:
@@ -293,6 +291,9 @@ async def _finished(self: RunServer, entry: _Tracked):
     try: entry.outcome = await entry.run
     finally:
         entry.unsubscribe(); _wake(entry)
+        f = self.log_dir / f"{entry.id}.jsonl" if self.log_dir is not None and entry.session is None else None
+        if f is not None and entry.run.done and f.exists():  # a key a model echoed leaves the log on disk when the run ends
+            scrub_file(f, lambda text: scrub(text, self._secrets))
         done = [k for k, e in self.runs.items() if e.outcome is not None or e.task.done()]
         for k in done[:max(0, len(done) - self.keep)]: del self.runs[k]
 

@@ -37,7 +37,7 @@ from typing import Iterable
 from .algos.toolloop import ToolLoop
 from .events import Log
 from .llm import Usage
-from .memory import replace_file, scrub_known
+from .memory import replace_file, scrub_file, scrub_known
 from .runtime import Budget, Engine, Outcome, Run, RunState, Status, fold_run
 
 # %% auto #0
@@ -72,7 +72,7 @@ class Turn:
     def reply(self) -> str | None: return self.value.get("text")
     def __repr__(self): return f"Turn({self.n}, {self.text!r} -> {self.reply!r}, {self.status}, calls={self.calls})"
 
-# %% ../nbs/31_session.ipynb #7326813e
+# %% ../nbs/31_session.ipynb #d59d15d4
 @dataclass
 class Spent:
     "What a session's turns used so far."
@@ -87,6 +87,7 @@ class SessionBudgetSpent(RuntimeError):
 class SessionBusy(RuntimeError):
     "A turn is still running."
 
+# %% ../nbs/31_session.ipynb #2da720cd
 _LIMITS = ("calls", "tokens", "cost", "seconds")
 
 def turn_budget_left(turn_budget: Budget | None, budget: Budget | None, spent: Spent) -> Budget | None:
@@ -103,11 +104,12 @@ def turn_budget_left(turn_budget: Budget | None, budget: Budget | None, spent: S
         if vals: limits[f] = min(vals)
     return Budget(**limits) if limits else None
 
-# %% ../nbs/31_session.ipynb #ba35ffbc
+# %% ../nbs/31_session.ipynb #8076200a
 INDEX = "session.json"
 SESSION_FORMAT = "reasoning_kit.session"
 SESSION_VERSION = 1
 
+# %% ../nbs/31_session.ipynb #d57ef097
 class Session:
     "A conversation with a ToolLoop or Swarm: one run per user message, every run's log kept."
     def __init__(self, engine: Engine,  # its handlers answer the model and tool calls
@@ -187,7 +189,7 @@ def _claim(self: Session):
 def _release(self: Session):
     if self._lock is not None: os.close(self._lock); self._lock = None
 
-# %% ../nbs/31_session.ipynb #c13589c1
+# %% ../nbs/31_session.ipynb #e2f6f6dd
 @patch
 def _input(self: Session, text: str) -> dict:
     "The run's input: the conversation so far and the new message (and, for a Swarm, who answered last)."
@@ -205,6 +207,7 @@ def _launch(self: Session, turn: Turn, input: dict, budget: Budget | None, repla
     self._task = asyncio.ensure_future(self._record(turn, run))
     return run
 
+# %% ../nbs/31_session.ipynb #35db47e9
 @patch
 def start(self: Session, text: str) -> Run:
     "Start the turn that answers `text`; returns its live `Run` (await `session.wait()` for the Outcome)."
@@ -212,23 +215,36 @@ def start(self: Session, text: str) -> Run:
     if self.busy: raise SessionBusy(f"turn {self.turns[-1].n} is still running; await session.wait() (or cancel its run) first")
     budget = turn_budget_left(self.turn_budget, self.budget, self.spent)
     self._claim()
+    text = self.scrub(text)  # a key pasted into a message goes no further: not to the model, not to disk
     turn = Turn(n=len(self.turns) + 1, text=text)
     self.turns.append(turn)
     try: return self._launch(turn, self._input(text), budget)
     except BaseException:
         self.turns.pop(); self._save(); self._release(); raise
 
-# %% ../nbs/31_session.ipynb #b8699ef0
+# %% ../nbs/31_session.ipynb #fe63d331
+@patch
+def scrub(self: Session, text: str) -> str: return scrub_known(text, self.secrets)  # without known secrets
+
+@patch
+def _scrub_logs(self: Session, turn: Turn, run: Run):
+    "Rewrite the turn's log files without known secrets, once its run has closed them."
+    if self.path is None or not run.done: return
+    for name in turn.files:
+        if (self.path / name).exists(): scrub_file(self.path / name, self.scrub)
+
+# %% ../nbs/31_session.ipynb #2de4fb40
 def _conversation(value: dict) -> list[dict]:
     return [m for m in value.get("messages", []) if m.get("role") != "system"]
 
+# %% ../nbs/31_session.ipynb #bfdd7f3f
 @patch
 async def _record(self: Session, turn: Turn, run: Run) -> Outcome:
     try: out = await run
     finally:
         turn.live = False
         turn.value = self.algorithm.result(turn.state.algo)
-        try: self._save()
+        try: self._scrub_logs(turn, run); self._save()
         finally: self._release()
     if out.status.value in ENDED:
         self.messages = _conversation(out.value)
@@ -256,7 +272,7 @@ async def send(self: Session, text: str) -> Outcome:
     except SessionBudgetSpent as e: return self._refused(str(e))
     return await self.wait()
 
-# %% ../nbs/31_session.ipynb #53a72590
+# %% ../nbs/31_session.ipynb #a7819988
 def _read_index(path: Path) -> dict:
     f = path / INDEX
     if not f.exists(): raise FileNotFoundError(f"no session at {path} (no {INDEX})")
@@ -278,6 +294,7 @@ def inside(root: Path, name, where: str) -> str:
         raise ValueError(f"{where} names {name!r}, a link that leads out of the session's directory: not read")
     return name
 
+# %% ../nbs/31_session.ipynb #b3cff2c1
 @patch(cls_method=True)
 def open(cls: Session, path: str | Path,  # the session's directory
           engine: Engine, algorithm: ToolLoop,  # as for a new session: the same kind of algorithm
@@ -302,7 +319,7 @@ def open(cls: Session, path: str | Path,  # the session's directory
     return s
 
 
-# %% ../nbs/31_session.ipynb #ff09be77
+# %% ../nbs/31_session.ipynb #17243dd9
 @patch
 def start_resume(self: Session) -> Run:
     "Start finishing the last turn from its log; returns the live Run."
@@ -319,6 +336,7 @@ def start_resume(self: Session) -> Run:
     try: return self._launch(turn, inp, budget, replay=replay)
     except BaseException: self._release(); raise
 
+# %% ../nbs/31_session.ipynb #eae255eb
 @patch
 async def resume(self: Session) -> Outcome:
     "Finish the last turn from its log (no answered call is asked again); returns its Outcome."

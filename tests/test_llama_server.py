@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from reasoning_kit.algos import ToolLoop, TreeOfThoughts
+from reasoning_kit.algos import Agent, Swarm, ToolLoop, TreeOfThoughts
 from reasoning_kit.clients import AnthropicClient, APIError, OpenAIClient, StreamTruncated, client_for_model
 from reasoning_kit.llm import LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCallDelta, parse_as, structured, user
 from reasoning_kit.runtime import Engine, Status
@@ -237,6 +237,19 @@ def test_toolloop_with_tool_choice_required(llama, wire, stream):
     assert all(m.get("reasoning") == THOUGHT for m in said)
     if wire == "anthropic": assert all(m["thinking"][0]["thinking"] == THOUGHT for m in said)  # sent back on turn 2, which the server took
     assert out.calls == 2 and out.status == Status.NO_SOLUTION  # "required" every turn: the loop ends on max_turns
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_swarm_hands_off_with_tool_choice_required(llama, wire):
+    async def go():
+        async with Engine() as engine:
+            LLMHandler(WIRES[wire](llama)).attach(engine)
+            ToolHandler(ToolRegistry([add])).attach(engine)
+            agents = {"triage": Agent("Send sums to math.", handoffs=["math"]), "math": Agent("Add with the tool.", tools=["add"])}
+            return await engine.run(Swarm(agents, start="triage", tool_choice="required", max_turns=2, temperature=0), {"task": "4 + 4?"})
+    out = run(go())
+    assert [(e.data.get("from"), e.data.get("to")) for e in out.log if e.kind == "swarm.handoff"] == [("triage", "math")]
+    assert [(e.data["name"], e.data["content"]) for e in out.log if e.kind == "loop.tool_result"][-1] == ("add", "8")
 
 
 # ---- structured output: a JSON schema (OpenAI) and its tool-based equivalent (Anthropic) ---------------------------

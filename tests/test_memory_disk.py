@@ -41,13 +41,13 @@ def seeded(tmp_path_factory):
     return p.read_bytes()
 
 
-def forked_writer(path: Path) -> int:
+def forked_writer(path: Path, durability: str = "fsync") -> int:
     "A child process (forked: no new interpreter to start) adding notes to `path` until it is killed."
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child
         try:
-            m = Memory(path)
+            m = Memory(path, durability=durability)
             os.write(w, b"r")
             for i in range(100_000):
                 m.add(f"w note {i} " + "filler words " * 40)
@@ -60,11 +60,11 @@ def forked_writer(path: Path) -> int:
 
 
 @settings(max_examples=30, deadline=None)
-@given(delay=st.floats(0.0, 0.2))
-def test_kill_9_mid_write_never_leaves_an_unreadable_file(seeded, tmp_path_factory, delay):
+@given(delay=st.floats(0.0, 0.2), durability=st.sampled_from(["fsync", "flush"]))
+def test_kill_9_mid_write_never_leaves_an_unreadable_file(seeded, tmp_path_factory, delay, durability):
     p = tmp_path_factory.mktemp("kill") / "m.jsonl"
     p.write_bytes(seeded)
-    pid = forked_writer(p)
+    pid = forked_writer(p, durability)
     time.sleep(delay)
     os.kill(pid, 9); os.waitpid(pid, 0)
     m = Memory(p)  # no repair needed: the old file or the new one, never half of one
@@ -113,6 +113,8 @@ def test_a_lock_held_too_long_is_a_clear_error(tmp_path):
     assert m.add("now it can").n == 0 and len(Memory(p)) == 1
     with pytest.raises(ValueError, match="lock_timeout"):
         Memory(p, lock_timeout=-1)
+    with pytest.raises(ValueError, match="durability must be one of 'fsync', 'flush'"):
+        Memory(p, durability="sometimes")
 
 
 def test_secrets_are_scrubbed_before_writing(tmp_path, monkeypatch):

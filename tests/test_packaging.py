@@ -1,5 +1,6 @@
 """The exported package stands on its own: it imports without nbdev (or the widget libraries),
 and its wheel carries every module."""
+import os
 import subprocess
 import sys
 import zipfile
@@ -57,9 +58,21 @@ def test_the_sdist_carries_notebooks_examples_tests_and_fixtures(tmp_path):
     if proc.returncode != 0 and "No module named build" in proc.stderr:
         import pytest; pytest.skip("the build package is not installed")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    names = tarfile.open(next(tmp_path.glob("reasoning_kit-*.tar.gz"))).getnames()
-    for want in ["/LICENSE", "/nbs/04_tools.ipynb", "/examples/four_algorithms.py", "/tests/test_packaging.py", "/tests/fixtures/memory_v1.jsonl"]:
+    sdist = tarfile.open(next(tmp_path.glob("reasoning_kit-*.tar.gz")))
+    names = sdist.getnames()
+    for want in ["/LICENSE", "/nbs/04_tools.ipynb", "/examples/four_algorithms.py", "/tests/test_packaging.py", "/tests/fixtures/memory_v1.jsonl",
+                 "/tests/tiny_gguf.py", "/scripts/llama_server.sh", "/tests/fixtures/cassettes/toolloop_weather_aimock.json"]:
         assert any(n.endswith(want) for n in names), want
+    # and its tests pass from the unpacked sdist alone, importing the package from there (not from this checkout)
+    sdist.extractall(tmp_path / "unpacked", filter="data")
+    root = next((tmp_path / "unpacked").iterdir())
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_example.py", "tests/test_layers.py",
+                          "tests/test_clients_cassettes.py"], cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0 and " passed" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
+    probe = subprocess.run([sys.executable, "-c", "import reasoning_kit; print(reasoning_kit.__file__)"], cwd=root,
+                           env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True, timeout=60)
+    assert probe.stdout.strip().startswith(str(root)), probe.stdout
 
 
 def test_llms_txt_and_the_package_docstring_list_every_module():

@@ -114,6 +114,7 @@ def test_huge_chunked_body_does_not_grow_the_server(live):
     got = closed_by_server(s)
     assert got.startswith(b"HTTP/1.1 413") and b"over 1000000 bytes" in got
     grown_mb = (rss_peak_kb(proc.pid) - before) / 1024
+    print(f"server peak RSS grew {grown_mb:.1f} MB for a {sent} MB chunked body")
     assert grown_mb < 20, f"the server's peak memory grew {grown_mb:.0f} MB"
     s.close()
 
@@ -218,3 +219,61 @@ def test_errors_never_show_absolute_paths(tmp_path):
     index, _, run = asyncio.run(go())
     assert index.status_code == 409 and "only file names inside the session's directory" in index.json()["error"]
     assert run.status_code == 500 and ".jsonl" in run.json()["error"]
+
+
+def test_a_part_of_a_key_never_reaches_a_response(monkeypatch):
+    "An upstream echoing a key cut short (its first 12 characters) is scrubbed too: no 8 characters in a row of it."
+    key = "sk-test-PARTIALKEY-77aa88bb99"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+
+    def leaky(request):
+        raise RuntimeError(f"401 Unauthorized: Bearer {key[:12]}... and {json.dumps(key[4:20])}")
+
+    engine = Engine()
+    LLMHandler(FakeLLMClient(leaky)).attach(engine)
+    server = RunServer(engine)
+
+    async def go():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(server.app), base_url="http://rk") as c:
+            rid = (await c.post("/runs", json={"algorithm": "tool_loop", "input": {"task": "hi"}})).json()["id"]
+            events = (await c.get(f"/runs/{rid}/events", params={"follow": 1})).text
+            return events + (await c.get(f"/runs/{rid}")).text + (await c.get("/runs")).text
+
+    seen = asyncio.run(go())
+    assert "401 Unauthorized" in seen
+    assert not any(key[i:i + 8] in seen for i in range(len(key) - 7))
+
+
+def test_a_run_log_on_disk_is_scrubbed_when_the_run_ends(tmp_path, monkeypatch):
+    key = "sk-test-LOGDIRKEY-0011223344"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    engine = Engine()
+    LLMHandler(FakeLLMClient(lambda r: text(f"echo: {key}"))).attach(engine)
+    server = RunServer(engine, log_dir=tmp_path)
+
+    async def go():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(server.app), base_url="http://rk") as c:
+            rid = (await c.post("/runs", json={"algorithm": "tool_loop", "input": {"task": "hi"}})).json()["id"]
+            await c.get(f"/runs/{rid}/events", params={"follow": 1})
+            await server.runs[rid].task
+            return rid
+
+    rid = asyncio.run(go())
+    raw = (tmp_path / f"{rid}.jsonl").read_text()
+    assert "echo: ***" in raw and not any(key[i:i + 8] in raw for i in range(len(key) - 7))
+
+
+def test_a_token_or_insecure_lets_it_serve_off_loopback(monkeypatch):
+    import uvicorn
+    started = []
+
+    async def fake_serve(self):
+        started.append((self.config.host, self.config.http.__name__))
+
+    monkeypatch.setattr(uvicorn.Server, "serve", fake_serve)
+    asyncio.run(serve(make_server(token="a-long-token-123"), host="0.0.0.0"))
+    asyncio.run(serve(make_server(), host="0.0.0.0", insecure=True))
+    asyncio.run(serve(make_server(), host="127.0.0.1"))
+    assert started == [("0.0.0.0", "Guarded"), ("0.0.0.0", "Guarded"), ("127.0.0.1", "Guarded")]
+    with pytest.raises(ValueError, match="header_timeout"):
+        asyncio.run(serve(make_server(), header_timeout=0))

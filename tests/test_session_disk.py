@@ -96,3 +96,24 @@ def test_a_link_in_the_directory_that_leads_out_is_not_read(tmp_path):
     with pytest.raises(Exception) as e:
         Session.open(d, engine_for(), ToolLoop())
     assert "leads out" not in str(e.value)
+
+
+def test_a_key_echoed_by_the_model_or_pasted_by_the_user_leaves_no_trace_on_disk(tmp_path, monkeypatch):
+    key = "sk-test-ECHOEDKEY-1234abcd5678"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    seen = []
+
+    def echoing(request):
+        seen.append(" ".join(m.content or "" for m in request.messages))
+        return text(f"401: invalid x-api-key {key} (first part {key[:12]})")
+
+    engine = Engine()
+    LLMHandler(FakeLLMClient(echoing)).attach(engine)
+    s = Session(engine, ToolLoop(), tmp_path / "s")
+    asyncio.run(s.send(f"here is my key: {key}"))
+    asyncio.run(s.send("and again"))
+    assert not any(key[i:i + 8] in seen[0] for i in range(len(key) - 7))  # the pasted key never reached the model
+    on_disk = "".join(p.read_text() for p in (tmp_path / "s").iterdir())
+    assert not any(key[i:i + 8] in on_disk for i in range(len(key) - 7))
+    again = Session.open(tmp_path / "s", engine_for(), ToolLoop())
+    assert [t.status for t in again.turns] == ["ok", "ok"] and again.turns[0].reply == "401: invalid x-api-key *** (first part ***)"

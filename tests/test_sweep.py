@@ -179,3 +179,44 @@ def test_executor_and_rate_limits_are_checked():
         sweep_sync({"b1": tot(1)}, PUZZLES, engine=scripted, check=CHECK, progress=False, executor="dask")
     with pytest.raises(ValueError, match="positive"):
         sweep_sync({"b1": tot(1)}, PUZZLES, engine=scripted, check=CHECK, progress=False, rate_limits={"*": 0})
+
+
+def test_experiment_file_takes_rate_limits_and_a_new_version_warns(tmp_path):
+    from reasoning_kit.sweep import sweep_from_file
+    f = tmp_path / "exp.json"
+    f.write_text(json.dumps({"tasks": ["4 9 10 13"], "dir": "out", "rate_limits": {"*": 600}, "concurrency": 2,
+                             "configs": {"b1": {"algorithm": "TreeOfThoughts", "depth": 4, "width": 1, "branching": 4, "generate": "propose",
+                                                "evaluate": "value", "n_evaluate": 1, "stop_score": None, "prompts": "game24"}}}))
+    assert [r["correct"] for r in sweep_from_file(f).rows] == [True]
+    cfg = tmp_path / "out" / "config.json"
+    cfg.write_text(json.dumps({**json.loads(cfg.read_text()), "version": "0.0.1"}))
+    with pytest.warns(RuntimeWarning, match="started with reasoning_kit 0.0.1"):
+        again = sweep_from_file(f)
+    assert [r["correct"] for r in again.rows] == [True]
+    f.write_text(json.dumps({**json.loads(f.read_text()), "rate_limits": {"*": -1}}))
+    with pytest.raises(ValueError, match="positive"):
+        sweep_from_file(f)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b"]), st.integers(1, 30), st.lists(st.booleans(), min_size=4, max_size=4)),
+                min_size=2, max_size=6, unique_by=lambda t: (t[0], t[1])))
+def test_at_equal_budget_picks_the_best_configuration_within_each_budget(grid):
+    "On made-up tables: each row's configurations fit the budget and none of the method's fitting ones is more accurate."
+    from reasoning_kit.sweep import SweepResult, at_equal_budget
+    labels = {f"{m}{c}": (m, c, ok) for m, c, ok in grid}
+    rows = [{"config": l, "item": i, "correct": ok[i], "calls": c, "cached": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0}
+            for l, (m, c, ok) in labels.items() for i in range(4)]
+    res = SweepResult(config={"configs": {l: {"algorithm": m, "config": {}} for l, (m, _, _) in labels.items()}}, rows=rows)
+    if not {m for m, _, _ in grid} >= {"a", "b"}:
+        with pytest.raises(ValueError, match="names no configuration"): at_equal_budget(res, "a", "b")
+        return
+    acc = {l: sum(ok) / 4 for l, (_, _, ok) in labels.items()}
+    out = at_equal_budget(res, "a", "b", n_boot=50)
+    budgets = sorted({c for _, c, _ in grid})
+    assert [r["budget"] for r in out] == [x for x in budgets if any(m == "a" and c <= x for m, c, _ in grid) and any(m == "b" and c <= x for m, c, _ in grid)]
+    for r in out:
+        for side in ("a", "b"):
+            fits = [l for l, (m, c, _) in labels.items() if m == side and c <= r["budget"]]
+            assert r[side] in fits and r[f"{side}_accuracy"] == acc[r[side]] == max(acc[l] for l in fits)
+        assert r["difference"] == r["a_accuracy"] - r["b_accuracy"] and -1 <= r["ci_low"] <= r["ci_high"] <= 1

@@ -862,3 +862,22 @@ def test_a_hook_that_keeps_every_line_gets_every_line_as_a_step_as_the_papers_co
     assert client.calls == out.calls == 1 + 3
     default, _ = run(go(TreeOfThoughts(depth=1, width=5, branching=25, generate="propose", stop_score=None), model))
     assert [default.state.algo.nodes[i].text for i in default.state.algo.children("n")] == ["a", "b"]  # the default drops empty lines
+
+
+def test_finals_expand_runs_every_level_as_the_papers_breadth_first_search():
+    "The paper's BFS has no complete answers: every node of the beam is expanded and the search runs all its levels."
+    def model(request):
+        if request.role == "evaluator": return text("9" if "FINAL" in last_step(request) else "5")
+        return text("FINAL: 24\nstep" if depth_of(request) == 0 else "FINAL: 25\nmore")
+    kw = dict(depth=3, width=2, branching=2, generate="propose", stop_score=None)
+    kept, _ = run(go(TreeOfThoughts(**kw), model))
+    assert kept.state.algo.stopped == "final" and kept.value["answer"] == "24" and kept.calls == 1 + 2
+    algo = TreeOfThoughts(**kw, finals="expand")
+    out, client = run(go(algo, model))
+    s = out.state.algo
+    assert s.stopped == "last_level" and s.children("n.1") == ["n.1.1", "n.1.2"]  # the complete answer was expanded
+    assert [e.data["carried"] for e in out.log if e.kind == "tot.level_started"] == [[], [], []]
+    assert out.calls == client.calls == (1 + 2 + 2) * (1 + 2) == algo.max_calls
+    assert out.log[0].data["config"]["finals"] == "expand" and s.settings["finals"] == "expand"
+    with pytest.raises(ValueError, match="finals must be one of 'keep', 'expand', got 'stop'"):
+        TreeOfThoughts(finals="stop")

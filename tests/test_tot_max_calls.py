@@ -5,7 +5,7 @@ from collections import Counter
 
 from hypothesis import given, settings, strategies as st
 
-from reasoning_kit.algos.tot import TreeOfThoughts
+from reasoning_kit.algos.tot import TreeOfThoughts, _beam_cap, _level_sizes
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
 from reasoning_kit.runtime import Engine, Status
@@ -25,7 +25,7 @@ def configs(draw, sample_mode=True):
     return dict(depth=draw(st.integers(1, 4)), width=width, branching=branching, generate=generate, evaluate=evaluate,
                 n_evaluate=draw(st.integers(1, 4)), min_score=draw(st.sampled_from(SCORES)),
                 stop_score=draw(st.sampled_from([None, 5.0, 9.0, 10.0])), synthesize=draw(st.booleans()),
-                duplicates=draw(st.sampled_from(["prune", "zero"]))), coded
+                duplicates=draw(st.sampled_from(["prune", "zero"])), finals=draw(st.sampled_from(["keep", "expand"]))), coded
 
 
 def go(algo, fn):
@@ -97,13 +97,17 @@ def test_a_scripted_worst_case_spends_max_calls_exactly(cfg, seed):
         assert out.calls == algo.max_calls, (kw, out.calls, algo.max_calls)
     else:  # the specification's bound counts `width` nodes at every level; level 1 expands the root alone
         assert out.calls <= algo.max_calls
+        sizes = _level_sizes(kw["depth"], kw["width"], kw["branching"],
+                             _beam_cap(kw["evaluate"], coded, kw["n_evaluate"], kw["min_score"], kw["stop_score"]))
+        scores = 0 if coded else sum(sizes) * kw["branching"] if kw["evaluate"] == "value" else len(sizes)
+        assert out.calls == sum(sizes) * kw["branching"] + scores + kw["synthesize"]  # what a run can really reach here
         if kw["width"] == 1 and (kw["stop_score"] is None or kw["min_score"] < kw["stop_score"]) and kw["evaluate"] == "value":
             assert out.calls == algo.max_calls
 
 
 def test_the_papers_configuration_reaches_its_bound():
     kw = dict(depth=4, width=5, branching=25, generate="propose", evaluate="value", n_evaluate=3, select="greedy",
-              stop_score=None, min_score=0.0, synthesize=False, duplicates="prune")
+              stop_score=None, min_score=0.0, synthesize=False, duplicates="prune", finals="keep")
     algo = TreeOfThoughts(**kw)
     out, client = go(algo, worst_case_model(kw))
     assert out.calls == client.calls == algo.max_calls == (1 + 5 + 5 + 5) * (1 + 25) == 416
@@ -111,7 +115,7 @@ def test_the_papers_configuration_reaches_its_bound():
 
 def test_a_vote_floor_limits_how_many_nodes_a_level_hands_on():
     kw = dict(depth=3, width=5, branching=5, generate="propose", evaluate="vote", n_evaluate=4, min_score=5.0,
-              stop_score=None, synthesize=False, duplicates="prune")
+              stop_score=None, synthesize=False, duplicates="prune", finals="keep")
     algo = TreeOfThoughts(**kw)  # 4 votes, a floor of 5: at most 2 candidates (2 of 4 votes each) stay
     out, _ = go(algo, worst_case_model(kw))
     assert algo.max_calls == (1 + 2 + 2) + 3 == out.calls

@@ -224,11 +224,11 @@ def test_bad_files_say_what_is_wrong_in_one_line(tmp_path):
     from reasoning_kit.events import LogFormatError
     whole = (FIXTURES / "debate_v0.1.jsonl").read_text()
     cut = tmp_path / "cut.jsonl"; cut.write_text(whole[:-25])
-    s = Stepper(cut)
+    with pytest.warns(UserWarning, match="the run did not finish"): s = Stepper(cut)
     assert len(s) == len(Log.from_jsonl(whole)) - 1  # the whole events are kept
     assert "the run did not finish" in s.problem and "the run did not finish" in s.frame().html
     unfinished = tmp_path / "unfinished.jsonl"; unfinished.write_text("".join(whole.splitlines(True)[:-1]))
-    assert "the run did not finish" in Stepper(unfinished).problem
+    with pytest.warns(UserWarning, match="no run.finished"): assert "the run did not finish" in Stepper(unfinished).problem
     assert Stepper(FIXTURES / "debate_v0.1.jsonl").problem is None
     for name, data in [("bin.jsonl", b"\x00\x89PNG\xff\xfe\x00"), ("latin.jsonl", whole.encode()[:200] + "é".encode("latin-1"))]:
         p = tmp_path / name; p.write_bytes(data)
@@ -237,3 +237,19 @@ def test_bad_files_say_what_is_wrong_in_one_line(tmp_path):
     corrupt = tmp_path / "corrupt.jsonl"; corrupt.write_text(whole.replace("\n", "\n{oops\n", 1))
     with pytest.raises(LogFormatError) as e: Stepper(corrupt)
     assert str(corrupt) in str(e.value) and "\n" not in str(e.value)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(min_value=2, max_value=14))
+def test_compare_jumps_to_where_a_fork_parts(k):
+    "A run forked at event k with another model: the compare view's departure is the first step that reaches diff.at."
+    base = asyncio.run(_run(5))
+    async def fork():
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(lambda r: "other " + r.messages[-1].content)).attach(engine)
+            return await engine.fork(base, at=k)
+    c = Compare(base, asyncio.run(fork())).to_departure()
+    assert c.diff.at is not None and c.diff.at >= k
+    assert c.step == c.departure and any(i >= c.diff.at for i in c.position(c.step))
+    assert c.step == 0 or all(i < c.diff.at for i in c.position(c.step - 1))
+    assert "they part at event" in c.html()

@@ -272,7 +272,8 @@ class TreeOfThoughts(Algorithm):
                  scorer: Callable | None = None,  # code scorer (task, path) -> a number 0-10, instead of evaluator calls
                  prompts: Any = None,  # prompt hooks (any object or dict with some of `HOOKS`)
                  score_scale: float = 10.0,
-                 duplicates: str = "prune"):  # a repeated chain of steps: "prune" it, or "zero": keep it, scored 0 without a call (the paper's code)  # the scale the evaluator is asked for: 10 (0-10), or 1 for a 0-1 prompt
+                 duplicates: str = "prune",
+                 finals: str = "keep"):  # a complete answer: "keep" it in the beam and stop once it is best; "expand" it like any node (the paper's BFS)  # a repeated chain of steps: "prune" it, or "zero": keep it, scored 0 without a call (the paper's code)  # the scale the evaluator is asked for: 10 (0-10), or 1 for a 0-1 prompt
         params = {k: v for k, v in locals().items() if k != "self"}
         for k, v in params.items(): setattr(self, k, v)  # config() reads them back for the log
         self._check_shape(); self._check_options(); self._check_scoring()  # each names the parameter and what it accepts
@@ -291,7 +292,7 @@ def _check_shape(self: TreeOfThoughts) -> None:
         raise ValueError(f"TreeOfThoughts: width * branching = {self.width * self.branching} exceeds the limit of 25 (in {self.generate!r} mode)")
     check_int(n, "n_evaluate", self.n_evaluate, 1, 20)
     check_choice(n, "evaluate", self.evaluate, _EVALUATE); check_choice(n, "select", self.select, _SELECT)
-    check_choice(n, "duplicates", self.duplicates, ("prune", "zero"))
+    check_choice(n, "duplicates", self.duplicates, ("prune", "zero")); check_choice(n, "finals", self.finals, ("keep", "expand"))
 
 # %% ../../nbs/14_tot.ipynb #b3a833f4
 @patch
@@ -388,8 +389,8 @@ async def run(self: TreeOfThoughts, ctx: Context) -> Status | None:
     ctx.emit("tot.started", task=task, **self._settings())
     s = ctx.state
     for level in range(1, self.depth + 1):
-        ctx.emit("tot.level_started", level=level, frontier=[i for i in s.beam if not s.nodes[i].final],
-                 carried=[i for i in s.beam if s.nodes[i].final])        # complete answers wait in the beam
+        kept = [i for i in s.beam if s.nodes[i].final and self.finals == "keep"]  # complete answers wait in the beam
+        ctx.emit("tot.level_started", level=level, frontier=[i for i in s.beam if i not in kept], carried=kept)
         await self.propose_level(ctx, task, level)                      # -> tot.proposed
         if not s.candidates:
             failed = sum(f["level"] == level for f in s.failures)
@@ -400,7 +401,7 @@ async def run(self: TreeOfThoughts, ctx: Context) -> Status | None:
             failed = sum(s.nodes[i].reason == "evaluation_failed" for i in s.candidates)
             ctx.emit("tot.empty_beam", level=level, evaluation_failed=failed); break
         best = s.nodes[s.beam[0]]
-        if best.final or (self.stop_score is not None and (best.score or 0.0) >= self.stop_score):
+        if (best.final and self.finals == "keep") or (self.stop_score is not None and (best.score or 0.0) >= self.stop_score):
             ctx.emit("tot.solved", node=best.id, level=level, reason="final" if best.final else "stop_score", score=best.score)
             break
     return await self.finish(ctx, task)
@@ -417,7 +418,8 @@ def _task_of(input: dict) -> str:
 def _settings(self: TreeOfThoughts) -> dict:
     return {k: getattr(self, k) for k in ("depth", "width", "branching", "stop_score", "min_score", "generate",
                                           "evaluate", "select", "n_evaluate", "synthesize")} | {"scorer": self.scorer is not None} \
-        | ({"duplicates": self.duplicates} if self.duplicates != "prune" else {})  # logs without it fold as before
+        | ({"duplicates": self.duplicates} if self.duplicates != "prune" else {}) \
+        | ({"finals": self.finals} if self.finals != "keep" else {})  # logs without them fold as before
 
 # %% ../../nbs/14_tot.ipynb #485f09d5
 @patch
@@ -618,3 +620,18 @@ async def _synthesize(self: TreeOfThoughts, ctx: Context, task: str, w: str, ans
     said = self._hook("final_answer")(said) or said
     ctx.emit("tot.synthesized", node=w, answer=said or None, error=None if said else "empty reply")
     return said or answer
+
+# %% ../../nbs/14_tot.ipynb #c9502b98
+def _kept(s: ToTState, depth: int) -> list[str]:
+    return [f"{i} {s.nodes[i].text[:40]!r}" for i in sorted((i for i, n in s.nodes.items() if n.depth == depth and n.status in ("kept", "final")), key=_order)]
+
+@patch
+def differences(self: TreeOfThoughts, a: ToTState, b: ToTState) -> list[str]:
+    "What changed from search `a` to search `b`: the thoughts kept at each level, moved scores, the answer."
+    depth = max([n.depth for n in a.nodes.values()] + [n.depth for n in b.nodes.values()] + [0])
+    out = [f"level {d} kept: {_kept(a, d)} -> {_kept(b, d)}" for d in range(1, depth + 1) if _kept(a, d) != _kept(b, d)]
+    moved = [f"{i} scored {a.nodes[i].score} -> {b.nodes[i].score}" for i in sorted(a.nodes.keys() & b.nodes.keys(), key=_order)
+             if a.nodes[i].score != b.nodes[i].score and a.nodes[i].text == b.nodes[i].text]
+    out += moved[:8] + ([f"... and {len(moved) - 8} more scores"] if len(moved) > 8 else [])
+    if a.answer != b.answer: out.append(f"answer: {a.answer!r} -> {b.answer!r}")
+    return out

@@ -1,4 +1,5 @@
-"""Any reasoning_kit algorithm as an inspect_ai solver: its model calls go through inspect's model, and the run's log rides along in the sample's metadata.
+"""Any reasoning_kit algorithm as an inspect_ai solver: its model calls go through
+inspect's model, and the run's log rides along in the sample's metadata.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/interop_inspect_ai.html.md"""
 

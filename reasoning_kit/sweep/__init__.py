@@ -14,6 +14,7 @@ import random
 import sys
 import time
 import uuid
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -151,6 +152,9 @@ def _open_dir(d: Path, rec: dict) -> None:
     f = d / "config.json"
     if f.exists():
         old = json.loads(f.read_text()); diff = _differences({k: old.get(k) for k in rec}, json.loads(json.dumps(rec, default=str)))
+        if old.get("version") != __version__:
+            warnings.warn(f"the experiment in {d} was started with reasoning_kit {old.get('version')}, this is {__version__}: "
+                          "finished rows are kept, the rest run on this version", RuntimeWarning, stacklevel=3)
         if diff: raise ValueError(f"the experiment in {d} was run with another configuration ({'; '.join(diff[:5])}): "
                                   "use a new directory, or delete this one to start again")
     else: d.mkdir(parents=True, exist_ok=True); f.write_text(json.dumps({**rec, "version": __version__}, indent=1, default=str))
@@ -360,7 +364,8 @@ def _experiment_file(spec: dict, base: Path) -> dict:
     if spec.get("check", "game24") not in checks: raise ValueError(f"check: one of {sorted(checks)}, got {spec.get('check')!r}")
     return dict(configs={k: alg(k, v) for k, v in spec["configs"].items()}, tasks=tasks, engine=lambda: _engine(client, LLMHandler),
                 check=checks[spec.get("check", "game24")], dir=base / spec["dir"] if spec.get("dir") else None,
-                concurrency=spec.get("concurrency", 4), seed=spec.get("seed", 0))
+                concurrency=spec.get("concurrency", 4), seed=spec.get("seed", 0), executor=spec.get("executor", "local"),
+                rate_limits=spec.get("rate_limits"))
 
 def _engine(client, handler) -> Engine:
     e = Engine(); handler(client).attach(e); return e

@@ -1,4 +1,5 @@
-"""Accuracy against cost with error bars and the Pareto front, calls per item as a distribution, and per-item win/loss between two methods.
+"""Accuracy against cost with error bars and the Pareto front, calls per item
+as a distribution, and per-item win/loss between two methods.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/sweep_plots.html.md"""
 

@@ -1,4 +1,5 @@
-"""The same sweep on a Ray cluster: each item a Ray task with its own Engine; rows, logs and progress come back as on one machine.
+"""The same sweep on a Ray cluster: each item a Ray task with its own Engine;
+rows, logs and progress come back as on one machine.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/sweep_ray.html.md"""
 
@@ -8,10 +9,12 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/sweep_ray.html.md"""
 from __future__ import annotations
 
 import asyncio
+import tempfile
+from pathlib import Path
 from typing import Any, Callable
 
-from ..runtime import check_float, check_int, check_str
-from . import run_job
+from ..runtime import check_bool, check_float, check_int, check_str
+from . import SharedRateLimits, job_log, run_job
 
 def _ray():
     "The ray module (an optional extra)."
@@ -20,7 +23,7 @@ def _ray():
     return ray
 
 # %% auto #0
-__all__ = ['run_remote', 'RayExecutor']
+__all__ = ['run_remote', 'run_shipped', 'LimiterActor', 'ClusterRateLimits', 'RayExecutor']
 
 # %% ../../nbs/33b_sweep_ray.ipynb #d0fb5de0
 _LOOP: asyncio.AbstractEventLoop | None = None  # this worker's event loop, kept across jobs
@@ -31,6 +34,44 @@ def run_remote(job: tuple, spec: dict) -> dict:
     if _LOOP is None or _LOOP.is_closed(): _LOOP = asyncio.new_event_loop()
     return _LOOP.run_until_complete(run_job(*job, **spec))
 
+# %% ../../nbs/33b_sweep_ray.ipynb #d3d57ad4
+def run_shipped(job: tuple, spec: dict, log_text: str | None) -> tuple[dict, str | None]:
+    "In a worker that cannot see the experiment directory: run the job in a private one seeded with `log_text`; the row and the log."
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / job_log(job[0], job[2])
+        if log_text: f.parent.mkdir(parents=True, exist_ok=True); f.write_text(log_text)
+        row = run_remote(job, {**spec, "root": d})
+        return row, f.read_text() if f.exists() else None
+
+# %% ../../nbs/33b_sweep_ray.ipynb #f1b726b2
+class LimiterActor:
+    "One RateLimiter per model for a whole sweep on Ray (run as a Ray actor)."
+    def __init__(self, limits: dict): self.limits, self.granted, self.tokens = SharedRateLimits(limits), 0, 0
+    async def acquire(self, model: str | None) -> bool:
+        lim = self.limits.limiter(model)
+        if lim is None: return False
+        await lim.acquire(); self.granted += 1; return True
+    def settle(self, model: str | None, tokens: int) -> None:
+        "Take a finished call's tokens from its model's tokens-per-minute budget."
+        lim = self.limits.limiter(model); self.tokens += tokens
+        if lim is not None and lim.tokens is not None: lim.settle(0, tokens)
+    def count(self) -> tuple[int, int]: return self.granted, self.tokens
+
+class _Share:
+    "A worker's handle on its model's share of the cluster limit (what the limited model handler awaits)."
+    tokens = True  # the limited handler reports each call's tokens (`settle`)
+    def __init__(self, actor, model: str): self.actor, self.model = actor, model
+    async def acquire(self): await self.actor.acquire.remote(self.model)
+    def settle(self, estimated: int, actual: int): self.actor.settle.remote(self.model, actual - estimated)  # not awaited
+
+class ClusterRateLimits(SharedRateLimits):
+    "A sweep's rate limits held by one Ray actor, so that they hold across every worker of the cluster."
+    def __init__(self, limits: SharedRateLimits, actor): self.limits, self.token, self.actor = limits.limits, limits.token, actor
+    def __repr__(self): return f"ClusterRateLimits({self.limits})"
+    def limiter(self, model: str | None) -> _Share | None:
+        name = model if model in self.limits else "*" if "*" in self.limits else None
+        return None if name is None else _Share(self.actor, name)
+
 # %% ../../nbs/33b_sweep_ray.ipynb #9bc84de5
 class RayExecutor:
     "Sweep jobs as Ray tasks, each with its own Engine, on a local Ray instance or a cluster."
@@ -38,11 +79,18 @@ class RayExecutor:
                  num_cpus: int | None = None,  # CPUs of a local instance this executor starts (None: Ray's default)
                  concurrency: int = 64,  # tasks in flight at a time
                  cpus_per_job: float = 1.0,  # Ray's CPU request for each job (less than 1 for jobs that mostly wait on a model)
+                 retries: int = 2,  # times Ray runs a job again whose worker died; the rerun continues the job's log
+                 shared_storage: bool = True,
+                 cluster_limits: bool = True,  # rate_limits held by one actor for the whole cluster; False: per worker process  # workers see the experiment directory; False: logs travel with the jobs
                  init: dict | None = None):  # other ray.init arguments, e.g. {"runtime_env": {...}}
         self.address = check_str("RayExecutor", "address", address, none=True)
         self.num_cpus = None if num_cpus is None else check_int("RayExecutor", "num_cpus", num_cpus, 1, 100_000)
         self.concurrency = check_int("RayExecutor", "concurrency", concurrency, 1, 100_000)
         self.cpus_per_job = check_float("RayExecutor", "cpus_per_job", cpus_per_job, 0.0, 1024.0)
+        self.retries = check_int("RayExecutor", "retries", retries, 0, 100)
+        self.shared_storage = check_bool("RayExecutor", "shared_storage", shared_storage)
+        self.cluster_limits = check_bool("RayExecutor", "cluster_limits", cluster_limits)
+        self.granted = self.tokens = None  # what the cluster limiter granted in the last run: calls, tokens
         if init is not None and not isinstance(init, dict): raise TypeError(f"RayExecutor: init must be a dict of ray.init arguments, got {type(init).__name__}")
         self.init = dict(init or {})
     def __repr__(self): return f"RayExecutor(address={self.address!r}, num_cpus={self.num_cpus}, concurrency={self.concurrency})"
@@ -63,12 +111,24 @@ def start(self: RayExecutor) -> bool:
 @patch
 async def run(self: RayExecutor, jobs: list[tuple], on_row: Callable[[dict], None], **spec) -> None:
     "Run every `(label, algorithm, index, input)` job as a Ray task, handing each row to `on_row` as it comes back."
-    ray = _ray(); started = self.start()
+    ray = _ray(); started, actor = self.start(), None
     try:
-        task, shared = ray.remote(num_cpus=self.cpus_per_job, max_retries=0)(run_remote), ray.put(spec)
-        gate = asyncio.Semaphore(self.concurrency)
+        if spec.get("limits") is not None and self.cluster_limits:
+            actor = ray.remote(num_cpus=0)(LimiterActor).remote(spec["limits"].limits)
+            spec = {**spec, "limits": ClusterRateLimits(spec["limits"], actor)}
+        root = Path(spec["root"]) if spec.get("root") is not None else None
+        ship = root is not None and not self.shared_storage
+        task = ray.remote(num_cpus=self.cpus_per_job, max_retries=self.retries)(run_shipped if ship else run_remote)
+        shared, gate = ray.put(spec), asyncio.Semaphore(self.concurrency)
         async def one(job):
-            async with gate: on_row(await task.remote(job, shared))
+            async with gate:
+                if not ship: on_row(await task.remote(job, shared)); return
+                f = root / job_log(job[0], job[2])
+                row, text = await task.remote(job, shared, f.read_text() if f.exists() else None)
+                if text is not None: f.parent.mkdir(parents=True, exist_ok=True); f.write_text(text)
+                on_row(row)
         await asyncio.gather(*(one(j) for j in jobs))
+        if actor is not None: self.granted, self.tokens = await actor.count.remote()
     finally:
+        if actor is not None: ray.kill(actor)
         if started: ray.shutdown()

@@ -12,11 +12,13 @@ import bisect
 import copy
 import html
 import importlib
+import warnings
 from pathlib import Path
 from typing import Callable
 
 from ..events import Event, Log, LogFormatError, Timeline, fold
 from ..runtime import Algorithm, Outcome, Run, RunReducer, RunState, algorithm_of
+from ..timetravel import RunDiff, diff
 from .html import (FRAME_CSS, NO_DOT, Frame, Graph, camera, current_point, dot_available, effect_html, esc, event_html, fields_html,
                                     frame_html, message_html, shorten, to_html, usage_html)
 from .views import Jump, View, generic_view, matcher, reply_text, says, state_table, tie_note, view, view_for, views
@@ -28,8 +30,8 @@ _all_ = ["FRAME_CSS", "NO_DOT", "Frame", "Graph", "camera", "current_point", "do
          "view_for", "views"]  # re-exported: `from reasoning_kit.viz import Graph, view` as before
 
 # %% auto #0
-__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'HIDE_STATIC', 'StepReducer', 'read_log', 'Stepper', 'Compare', 'FRAME_CSS', 'NO_DOT',
-           'Frame', 'Graph', 'camera', 'current_point', 'dot_available', 'effect_html', 'esc', 'event_html',
+__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'HIDE_STATIC', 'StepReducer', 'BadLogError', 'read_log', 'Stepper', 'Compare', 'FRAME_CSS',
+           'NO_DOT', 'Frame', 'Graph', 'camera', 'current_point', 'dot_available', 'effect_html', 'esc', 'event_html',
            'fields_html', 'frame_html', 'message_html', 'shorten', 'to_html', 'usage_html', 'Jump', 'View',
            'generic_view', 'matcher', 'reply_text', 'says', 'state_table', 'tie_note', 'view', 'view_for', 'views']
 
@@ -51,15 +53,19 @@ def _algorithm(events) -> tuple[Algorithm | None, str | None]:
         try: return algorithm_of(events), None
         except LookupError as e: return None, str(e)
 
+class BadLogError(LogFormatError):
+    "A log file the stepper cannot read; in a notebook it shows as its one-line message, not a traceback."
+    def _render_traceback_(self): return [f"{type(self).__name__}: {self}"]  # IPython shows this instead of the traceback
+
 def read_log(path: str | Path) -> tuple[Log, str | None]:
     "A log file and what is wrong with it, if anything: a cut-short last line is dropped and reported."
     path = Path(path)
     try: text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:
-        raise LogFormatError(f"{path}: not a reasoning_kit log: byte {e.start} is not UTF-8 text (a binary file?)") from None
+        raise BadLogError(f"{path}: not a reasoning_kit log: byte {e.start} is not UTF-8 text (a binary file?)") from None
     try: return Log.from_jsonl(text), (None if _finished(text) else "the run did not finish: the log has no run.finished event")
     except LogFormatError as e:
-        if "truncated" not in str(e): raise LogFormatError(str(e).replace("<text>", str(path), 1)) from None
+        if "truncated" not in str(e): raise BadLogError(str(e).replace("<text>", str(path), 1)) from None
     return Log.from_jsonl(text, repair=True), "the run did not finish: its last line was cut short (dropped)"
 
 def _finished(text: str) -> bool: return '"run.finished"' in text[text.rstrip().rfind("\n") + 1:]
@@ -71,6 +77,7 @@ def _open(source) -> tuple[Log, Algorithm | None, str | None]:
     elif isinstance(source, Log): log = source
     elif isinstance(source, (str, Path)):
         log, cut = read_log(source)
+        if cut: warnings.warn(f"{source}: {cut}", stacklevel=4)  # said once here, and shown above the picture
         algo, problem = _algorithm(log.events)
         return log, algo, "; ".join(p for p in (cut, problem) if p) or None
     elif isinstance(source, (list, tuple)): log = Log(source)
@@ -425,6 +432,7 @@ class Compare:
         self.labels = labels or ("A", "B")
         self.step = 0
         self._ends = [self._step_ends(s) for s in self.sides]
+        self.diff = diff(self.sides[0].log, self.sides[1].log)  # where the runs part, and what differs (`reasoning_kit.diff`)
 
     def _step_ends(self, s: Stepper) -> list[int]:
         "The index of the event that ends each step, and the run's last event."
@@ -438,6 +446,33 @@ class Compare:
         "The event index each side shows at step `j`."
         return [ends[min(j, len(ends) - 1)] for ends in self._ends]
 
+# %% ../../nbs/20_stepper.ipynb #3b8d5209
+@patch(as_prop=True)
+def departure(self: Compare) -> int | None:
+    "The first step at which either side has reached the event where the runs part (None: the runs are the same)."
+    if self.diff.same: return None
+    return next((j for j in range(self.steps) if any(i >= self.diff.at for i in self.position(j))), self.steps - 1)
+
+@patch
+def to_departure(self: Compare) -> Compare:
+    "Move to the step where the runs part."
+    if self.departure is not None: self.step = self.departure
+    if getattr(self, "slider", None) is not None: self.slider.value = self.step
+    return self
+
+@patch
+def diff_html(self: Compare) -> str:
+    "One paragraph: where the runs part, what each decided from there, and the totals."
+    d: RunDiff = self.diff
+    if d.same: return "<div><i>the runs are the same</i></div>"
+    ev = lambda e: "(ended)" if e is None else f"{e.kind} {e.key or ''}".strip()
+    rows = [f"they part at event {d.at + 1} (step {self.departure}): {esc(ev(d.first[0]))} | {esc(ev(d.first[1]))}"]
+    rows += [f"{esc(k)}: {len(a)} vs {len(b)} events" for k, (a, b) in list(d.decisions.items())[:6]]
+    rows += [f"{esc(k)}: {esc(shorten(a, 60))} → {esc(shorten(b, 60))}" for k, (a, b) in d.result.items()]
+    rows += [f"{k}: {a:g} → {b:g}" for k, (a, b) in d.totals.items() if a != b]
+    return f'<div class="rk-diff" style="font-size:12px;color:#333">{" · ".join(rows)}</div>'
+
+
 # %% ../../nbs/20_stepper.ipynb #e19d7425
 @patch
 def html(self: Compare, j: int | None = None) -> str:
@@ -446,7 +481,7 @@ def html(self: Compare, j: int | None = None) -> str:
     for lab, s, i in zip(self.labels, self.sides, self.position(j)):
         cols.append(f'<div style="flex:1;min-width:0;overflow:auto"><div><b>{esc(lab)}</b> '
                     f'<small>event {i + 1} of {len(s)}</small></div>{s.usage_html(i)}{s.picture(i)}</div>')
-    return (f'<div class="rk-compare" style="{FRAME_CSS}"><div>step <b>{j}</b> of {self.steps - 1}</div>'
+    return (f'<div class="rk-compare" style="{FRAME_CSS}"><div>step <b>{j}</b> of {self.steps - 1}</div>{self.diff_html()}'
             f'<div style="display:flex;gap:16px;align-items:flex-start">{"".join(cols)}</div></div>')
 
 @patch
@@ -457,7 +492,10 @@ def widget(self: Compare):
     self.pane = W.HTML(HIDE_STATIC + self.html())
     def move(ch): self.step = ch["new"]; self.pane.value = HIDE_STATIC + self.html()
     self.slider.observe(move, "value")
-    self.ui = W.VBox([self.slider, self.pane]); return self.ui
+    self.part_button = W.Button(description="⤓ where they part", tooltip="the step where the runs part (reasoning_kit.diff)",
+                                disabled=self.diff.same, layout=W.Layout(width="auto"))
+    self.part_button.on_click(lambda _: self.to_departure())
+    self.ui = W.VBox([W.HBox([self.slider, self.part_button]), self.pane]); return self.ui
 
 @patch
 def _repr_html_(self: Compare): return self.html()

@@ -64,7 +64,8 @@ KEEP_TURNS = 2  # turns shown in full before the current one; earlier turns fold
 def _fold_early(parts: list[str], upto: int) -> str:
     "The opening and turns 1..`upto` folded under one summary line, the rest as they are."
     if upto < 1: return "".join(parts)
-    return (f'<details><summary><small>the opening and turns 1–{upto} (folded: the current turn is below)</small></summary>'
+    turns = "turn 1" if upto == 1 else f"turns 1–{upto}"
+    return (f'<details><summary><small>the opening and {turns} (folded: the current turn is below)</small></summary>'
             f'{"".join(parts[:upto + 1])}</details>' + "".join(parts[upto + 1:]))
 
 # %% ../../nbs/21_view_toolloop.ipynb #ab9dd327
