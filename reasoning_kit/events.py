@@ -74,7 +74,7 @@ def _check_kind(kind: str) -> str:
     _seen_kinds[kind] = kind
     return kind
 
-_FIELDS = set(Event.model_fields)  # one set every event shares: every field is set, so pydantic's in-place .add is a no-op and model_copy copies it
+_FIELDS = set(Event.model_fields)  # shared by every event built here: pydantic copies it before changing it (model_copy)
 
 _new, _set = object.__new__, object.__setattr__
 
