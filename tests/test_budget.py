@@ -192,3 +192,20 @@ def test_replay_resume_and_fork_of_a_budgeted_run(tmp_path_factory, name, tokens
     assert before <= set(forked.served_keys) and not before & set(forked.asked_keys)  # no answered call asked again
     assert (forked.status, forked.value) == (first.status, first.value) and set(forked.asked_keys) <= answered
     assert_within(forked, budget)
+
+
+@settings(max_examples=30, deadline=None)
+@given(budget=st.integers(60, 900), length=st.integers(1, 400), mode=st.sampled_from(["separate", "n"]))
+def test_a_plain_scripted_model_that_talks_too_much_is_held_to_the_budget_too(budget, length, mode):
+    "FakeLLMClient stops at max_tokens as a real model does, so replies of any length cannot break a token budget."
+    long = FakeLLMClient(lambda r: " ".join(["word"] * length) + "\nAnswer: 12")
+
+    async def go():
+        async with Engine() as engine:
+            LLMHandler(long).attach(engine)
+            return await engine.run(SelfConsistency(samples=9, mode=mode), TASK, budget=Budget(tokens=budget))
+    try: out = run(go())
+    except ValueError as e:  # too small for one call: refused before the run, and says so
+        assert "cannot admit even one model call" in str(e); return
+    assert out.usage.total_tokens <= budget
+    assert out.status in (Status.OK, Status.BUDGET_EXHAUSTED, Status.NO_SOLUTION)

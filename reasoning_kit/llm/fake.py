@@ -17,7 +17,7 @@ from . import (Choice, FinishReason, LLMRequest, LLMResponse, Message, ToolCall,
                                     Usage, assistant, trusted)
 
 # %% auto #0
-__all__ = ['reply', 'text', 'tool_call', 'takes_key', 'FakeLLMClient']
+__all__ = ['reply', 'text', 'tool_call', 'takes_key', 'FakeLLMClient', 'capped']
 
 # %% ../../nbs/02_fake.ipynb #e9a94431
 def reply(content: str | None = None, calls: list[ToolCall] = (), finish_reason: FinishReason | None = None,
@@ -88,6 +88,14 @@ def _note(self: FakeLLMClient, request: LLMRequest) -> None:
     if self.keep is not None and len(self.requests) > 2 * self.keep: del self.requests[:-self.keep]  # trimmed now and then: O(1) a call
 
 
+# %% ../../nbs/02_fake.ipynb #3465a9b9
+def capped(choice: Choice, max_tokens: int) -> Choice:
+    "`choice` cut to its first `max_tokens` words, as a model stops at `max_tokens` (finish reason `length`)."
+    words = (choice.message.content or "").split()
+    if len(words) <= max_tokens: return choice
+    msg = trusted(Message, role="assistant", content=" ".join(words[:max_tokens]), tool_calls=choice.message.tool_calls)
+    return trusted(Choice, message=msg, finish_reason="length")
+
 # %% ../../nbs/02_fake.ipynb #daae98bb
 @patch
 async def complete(self: FakeLLMClient, request: LLMRequest, call=None) -> LLMResponse:
@@ -96,7 +104,10 @@ async def complete(self: FakeLLMClient, request: LLMRequest, call=None) -> LLMRe
     key = getattr(call, "key", None)
     outs = [await self._one(request, key)] if request.n == 1 else [await self._one(request, key) for _ in range(request.n)]
     choices = [c for o in outs for c in o.choices]
+    if request.max_tokens is not None: choices = [capped(c, request.max_tokens) for c in choices]
     usage = outs[0].usage if len(outs) == 1 else sum((o.usage for o in outs), Usage())
+    if request.max_tokens is not None and usage.completion_tokens > request.max_tokens * len(choices):
+        usage = trusted(Usage, prompt_tokens=usage.prompt_tokens, completion_tokens=request.max_tokens * len(choices))
     if usage.total_tokens == 0:
         usage = trusted(Usage, prompt_tokens=_words(request.messages), completion_tokens=sum(_words([c.message]) for c in choices))
     return trusted(LLMResponse, choices=choices, usage=usage, model=self.name)  # every part is a validated or trusted model
