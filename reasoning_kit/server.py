@@ -340,7 +340,7 @@ async def _post_run(self: RunServer, request: Request) -> Response:
     budget = self._budget(body.get("budget"))
     inp = body.get("input", {})
     if not isinstance(inp, dict): raise APIError(400, f"input must be a JSON object, got {type(inp).__name__}")
-    if isinstance(algorithm, Swarm) and inp.get("agent", algorithm.start) != algorithm.start:
+    if algorithm.name == Swarm.name and inp.get("agent", algorithm.start) != algorithm.start:  # by name: a notebook's working copy of Swarm is held to it too
         raise APIError(400, f"input agent {inp['agent']!r:.80}: a run starts with the configured agent {algorithm.start!r} "
                             "(a session's turn goes on with the agent that answered last)")
     self._room()
