@@ -185,9 +185,6 @@ def test_cache_hits_are_counted_apart_from_model_calls():
     ev = lambda **d: Event(kind="llm.result", data={"result": {}, **d})
     assert _cached(SimpleNamespace(log=[ev(served="cache"), ev(), ev(served="cache", replayed=True)])) == 1
     assert _cached(SimpleNamespace(cached=3, log=[])) == 3
-    from reasoning_kit.runtime import EffectCall
-    if not hasattr(EffectCall, "mark_served"):
-        pytest.skip("the engine's mark_served (issue 9 item 3) has not landed on this branch")
     answers = {}
 
     class Caching(FakeLLMClient):
