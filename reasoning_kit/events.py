@@ -48,6 +48,7 @@ DURABILITY = ("flush", "fsync", "buffered")  # per event: hand to the OS / force
 
 class Log:
     "An append-only list of events, with listeners and an optional JSON Lines file."
+    redact: Callable[[str], str] | None = None  # applied to each line on its way to disk, never to the events in memory (the Engine scrubs known secrets with it)
     def __init__(self, events: Iterable[Event] = (), path: str | Path | None = None,
                  durability: str = "flush",  # one of DURABILITY: what each append does to the file
                  append: bool = False):  # continue a file that already holds these events, instead of refusing it
@@ -93,7 +94,8 @@ def append(self: Log, kind: str, data: dict | None = None, key: str | None = Non
     ev = _event(kind, data if data is not None else {}, key, len(self.events), round(time.monotonic() - self._t0, 6))
     self.events.append(ev)
     if self._file is not None:
-        self._file.write(_line(ev))
+        line = _line(ev)
+        self._file.write(line if self.redact is None else self.redact(line))
         if self.durability != "buffered": self._file.flush()
         if self.durability == "fsync": os.fsync(self._file.fileno())
     for fn in self._listeners: fn(ev)
@@ -129,7 +131,8 @@ def to_jsonl(self: Log) -> str:
 def write(self: Log, path: str | Path) -> Path:
     "Write the whole log to `path` (replacing it all at once: a crash leaves the old file or the new one) and return the path."
     path = Path(path); tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f: f.write(self.to_jsonl()); f.flush(); os.fsync(f.fileno())
+    text = self.to_jsonl() if self.redact is None else self.redact(self.to_jsonl())
+    with open(tmp, "w", encoding="utf-8") as f: f.write(text); f.flush(); os.fsync(f.fileno())
     os.replace(tmp, path); return path
 
 class LogLocked(RuntimeError):
@@ -145,7 +148,7 @@ def _open(self: Log, path: Path, append: bool = False):
     except BlockingIOError:
         f.close(); raise LogLocked(f"{path} is being written by another run; wait for it to finish or use another path") from None
     self._file, self.path = f, path
-    if not append: f.write(_header()); f.writelines(_line(e) for e in self.events)
+    if not append: f.write(_header()); f.writelines(_line(e) if self.redact is None else self.redact(_line(e)) for e in self.events)
     f.flush()
 
 @patch

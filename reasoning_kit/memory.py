@@ -47,9 +47,8 @@ from .events import Event, Log
 from .runtime import check_bool, check_choice, check_float
 
 # %% auto #0
-__all__ = ['STOPWORDS', 'MEMORY_FORMAT', 'MEMORY_VERSION', 'SECRET_NAME', 'Note', 'tokens', 'MemoryFormatError', 'Memory',
-           'known_secrets', 'scrub_known', 'replace_file', 'scrub_file', 'MemoryLocked', 'remember_lessons',
-           'reflections_for']
+__all__ = ['STOPWORDS', 'MEMORY_FORMAT', 'MEMORY_VERSION', 'Note', 'tokens', 'MemoryFormatError', 'Memory', 'replace_file',
+           'scrub_file', 'MemoryLocked', 'remember_lessons', 'reflections_for']
 
 # %% ../nbs/30_memory.ipynb #066b48bb
 class Note(BaseModel):
@@ -106,17 +105,7 @@ class Memory:
     def __repr__(self): return f"Memory({len(self.notes)} notes{f', {self.path}' if self.path else ''})"
 
 # %% ../nbs/30_memory.ipynb #7261ff1e
-SECRET_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD)$", re.I)  # environment variables that hold a secret
-
-def known_secrets(extra: Iterable[str] = ()) -> list[str]:
-    "The secrets this process knows: provider keys in the environment, secret-named variables, and `extra`."
-    names = {p.key_env for p in PROVIDERS.values() if p.key_env} | {k for k in os.environ if SECRET_NAME.search(k)}
-    found = {os.environ.get(k, "") for k in names} | set(extra)
-    return sorted((s for s in found if isinstance(s, str) and len(s) >= 8), key=len, reverse=True)
-
-def scrub_known(text: str, extra: Iterable[str] = ()) -> str:
-    "`text` with every known secret (see `known_secrets`) replaced by `***`."
-    return scrub(text, known_secrets(extra))
+from .clients.models import SECRET_NAME, known_secrets, scrub_known  # the secrets a process knows, and scrubbing them (defined with the clients)
 
 # %% ../nbs/30_memory.ipynb #45654b91
 @patch

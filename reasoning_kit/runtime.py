@@ -24,7 +24,7 @@ from typing import Any, Awaitable, Callable, ClassVar
 __all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'prompt_estimate', 'call_price', 'RunState',
            'Algorithm', 'check_int', 'input_notes', 'check_float', 'check_bool', 'check_str', 'check_choice',
            'check_str_list', 'renamed', 'RunReducer', 'algorithm_of', 'fold_run', 'Engine', 'Run', 'Check',
-           'EffectCall', 'Context', 'stop_tasks', 'Outcome']
+           'EffectCall', 'Context', 'stop_tasks', 'Outcome', 'secret_scrubber']
 
 # %% ../nbs/03_runtime.ipynb #6558ce7b
 from fastcore.basics import patch
@@ -744,6 +744,13 @@ def cancel(self: Run):
 @patch
 def __await__(self: Run): return self._task.__await__()
 
+# %% ../nbs/03_runtime.ipynb #299a1688
+def secret_scrubber() -> Callable[[str], str] | None:
+    "A function that scrubs every known secret (and any 8 characters in a row of one) from a line; None when none is known."
+    from reasoning_kit.clients.models import known_secrets, scrub  # imported here: `import reasoning_kit.runtime` stays light
+    secrets = known_secrets()
+    return (lambda line: scrub(line, secrets)) if secrets else None
+
 # %% ../nbs/03_runtime.ipynb #e8a56212
 @patch
 def start(self: Engine, algorithm: Algorithm, input: dict | None = None, *, budget: Budget | None = None,
@@ -766,6 +773,7 @@ def start(self: Engine, algorithm: Algorithm, input: dict | None = None, *, budg
         file_log = Log.resume(log, durability)
         if len(file_log): replay = Log(file_log.events); file_log.append("run.resumed", {"events": len(file_log)})
     else: file_log = Log(path=log, durability=durability)
+    if log is not None: file_log.redact = secret_scrubber()  # what reaches disk holds no known key
     run = Run(self, algorithm, dict(input or {}), budget, replay, file_log, seed, retry_errors, parent)
     run._task = asyncio.ensure_future(run._main())
     return run

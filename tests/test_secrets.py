@@ -193,3 +193,29 @@ def test_a_key_echoed_in_a_reply_never_reaches_a_cassette_or_cache_file(source, 
     asyncio.run(go())
     written = (tmp_path / "c.json").read_text() + (tmp_path / "cache.jsonl").read_text()
     assert "you sent ***" in written and not leaks(written), leaks(written)[:3]
+
+
+@pytest.mark.parametrize("where", ["reply", "input"])
+def test_a_key_echoed_by_the_model_or_pasted_into_the_input_never_reaches_the_run_log_on_disk(where, tmp_path, monkeypatch):
+    "The run log on disk is scrubbed of every known key, whole or any 8 characters of it; resume reads it back."
+    from reasoning_kit.algos import ToolLoop
+    from reasoning_kit.events import Log
+    from reasoning_kit.llm import FakeLLMClient, LLMHandler
+    from reasoning_kit.runtime import Engine
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    said = f"the upstream said: Authorization: Bearer {KEY} (and {KEY[5:20]})"
+    model = FakeLLMClient(lambda r: said if where == "reply" else "ok")
+    task = f"my key is {KEY}, keep it safe" if where == "input" else "hi"
+    async def go(**kw):
+        async with Engine() as engine:
+            LLMHandler(model).attach(engine)
+            return await engine.run(ToolLoop(max_turns=1), {"task": task}, log=tmp_path / "run.jsonl", **kw)
+    out = asyncio.run(go())
+    written = (tmp_path / "run.jsonl").read_text()
+    assert "***" in written and not leaks(written), leaks(written)[:3]
+    assert len(Log.read(tmp_path / "run.jsonl")) == len(out.log)  # still a valid log, event for event
+    again = asyncio.run(go(resume=True))
+    # resumed from the scrubbed file: a reply is served from it; a request that carried the key no longer matches
+    # its scrubbed record, so that one call is asked again (a key on disk would cost more than a call)
+    assert model.calls == (1 if where == "reply" else 2) and again.value["turns"] == 1
+    assert not leaks((tmp_path / "run.jsonl").read_text())

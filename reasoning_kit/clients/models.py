@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 from ..llm import Usage, register_model_provider
 
 # %% auto #0
-__all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'PRICES_AS_OF', 'PRICES_SOURCE', 'PRICES', 'Provider', 'register_provider',
-           'client_for', 'ModelRef', 'parse_model', 'wire_model', 'Secret', 'Settings', 'scrub', 'Price', 'set_price',
-           'price_for', 'cost_of']
+__all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'SECRET_NAME', 'PRICES_AS_OF', 'PRICES_SOURCE', 'PRICES', 'Provider',
+           'register_provider', 'client_for', 'ModelRef', 'parse_model', 'wire_model', 'Secret', 'Settings', 'scrub',
+           'known_secrets', 'scrub_known', 'Price', 'set_price', 'price_for', 'cost_of']
 
 # %% ../../nbs/06a_models.ipynb #29a8e638
 @dataclass(frozen=True)
@@ -118,6 +118,19 @@ def scrub(text: str, secrets, run: int = 8) -> str:
     out, last = [], 0
     for a, b in merged: out += [text[last:a], "***"]; last = b
     return "".join(out) + text[last:]
+
+# %% ../../nbs/06a_models.ipynb #1c75bdce
+SECRET_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD)$", re.I)  # environment variables that hold a secret
+
+def known_secrets(extra: Iterable[str] = ()) -> list[str]:
+    "The secrets this process knows: provider keys in the environment, secret-named variables, and `extra`."
+    names = {p.key_env for p in PROVIDERS.values() if p.key_env} | {k for k in os.environ if SECRET_NAME.search(k)}
+    found = {os.environ.get(k, "") for k in names} | set(extra)
+    return sorted((s for s in found if isinstance(s, str) and len(s) >= 8), key=len, reverse=True)
+
+def scrub_known(text: str, extra: Iterable[str] = ()) -> str:
+    "`text` with every known secret (see `known_secrets`) replaced by `***`."
+    return scrub(text, known_secrets(extra))
 
 # %% ../../nbs/06a_models.ipynb #71d0bd62
 @dataclass(frozen=True)
