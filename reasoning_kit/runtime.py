@@ -745,11 +745,14 @@ def cancel(self: Run):
 def __await__(self: Run): return self._task.__await__()
 
 # %% ../nbs/03_runtime.ipynb #299a1688
-def secret_scrubber() -> Callable[[str], str] | None:
-    "A function that scrubs every known secret (and any 8 characters in a row of one) from a line; None when none is known."
+def secret_scrubber(engine: Engine | None = None) -> Callable[[str], str] | None:
+    "Scrubs every known secret (and any 8 characters in a row of one) from a line: the environment's, and the keys `engine`'s clients hold; None when there can be none."
     from reasoning_kit.clients.models import known_secrets, scrub  # imported here: `import reasoning_kit.runtime` stays light
-    secrets = known_secrets()
-    return (lambda line: scrub(line, secrets)) if secrets else None
+    base = known_secrets()
+    hs = engine.handlers.values() if engine is not None else ()
+    keyed = [c for h in hs for c in (getattr(h, "client", None), *getattr(h, "routes", {}).values()) if callable(getattr(c, "known_keys", None))]
+    if not base and not keyed: return None
+    return lambda line: scrub(line, base + [k for c in keyed for k in c.known_keys()])
 
 # %% ../nbs/03_runtime.ipynb #e8a56212
 @patch
@@ -773,7 +776,7 @@ def start(self: Engine, algorithm: Algorithm, input: dict | None = None, *, budg
         file_log = Log.resume(log, durability)
         if len(file_log): replay = Log(file_log.events); file_log.append("run.resumed", {"events": len(file_log)})
     else: file_log = Log(path=log, durability=durability)
-    if log is not None: file_log.redact = secret_scrubber()  # what reaches disk holds no known key
+    if log is not None: file_log.redact = secret_scrubber(self)  # what reaches disk holds no known key
     run = Run(self, algorithm, dict(input or {}), budget, replay, file_log, seed, retry_errors, parent)
     run._task = asyncio.ensure_future(run._main())
     return run

@@ -219,3 +219,26 @@ def test_a_key_echoed_by_the_model_or_pasted_into_the_input_never_reaches_the_ru
     # its scrubbed record, so that one call is asked again (a key on disk would cost more than a call)
     assert model.calls == (1 if where == "reply" else 2) and again.value["turns"] == 1
     assert not leaks((tmp_path / "run.jsonl").read_text())
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["client", "cached_client"])
+def test_a_key_given_to_a_client_and_echoed_in_its_reply_never_reaches_the_run_log_on_disk(cached, tmp_path, monkeypatch):
+    "A key in no environment variable (api_key=) is known through the engine's clients: the run log holds *** instead."
+    from reasoning_kit.algos import ToolLoop
+    from reasoning_kit.clients import CachedClient
+    from reasoning_kit.llm import LLMHandler
+    from reasoning_kit.runtime import Engine
+    for name in ("OPENAI_API_KEY", "PROBE_KEY"): monkeypatch.delenv(name, raising=False)
+    reply = lambda head, body, n: http(200, json.dumps({"model": "m", "choices": [{"index": 0, "finish_reason": "stop",
+                                       "message": {"role": "assistant", "content": f"you sent {KEY} and {KEY[3:15]}"}}]}))
+    async def go():
+        server, port = await serve(reply)
+        inner = OpenAIClient("m", base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY)
+        try:
+            async with Engine() as engine:
+                LLMHandler(CachedClient(inner) if cached else inner).attach(engine)
+                return await engine.run(ToolLoop(max_turns=1), {"task": "hi"}, log=tmp_path / "run.jsonl")
+        finally: await inner.aclose(); server.close()
+    out = asyncio.run(go())
+    written = (tmp_path / "run.jsonl").read_text()
+    assert out.value["text"].startswith("you sent") and "you sent ***" in written and not leaks(written), leaks(written)[:3]

@@ -161,6 +161,7 @@ class CachedClient(RecordingClient):
         self.path, self.by = (Path(path) if path is not None else None), by
         if self.path is not None and self.path.exists(): self._load()
 
+    def known_keys(self) -> list[str]: return getattr(self.inner, "known_keys", list)()  # the wrapped client's keys, for scrubbing
     def __repr__(self): return f"CachedClient({self.inner!r}, {str(self.path) if self.path else None!r}, by={self.by!r}, {len(self.entries)} answers)"
 
     def _step(self, request: dict, call) -> str: return "" if self.by == "request" else super()._step(request, call)

@@ -90,6 +90,12 @@ def _scrub(self: HTTPClient, text: str) -> str:
     "`text` with every key this client has used, and any 8 consecutive characters of one, replaced by `***`."
     return scrub(text, [s.reveal() for s in self._secrets]) if self._secrets else text
 
+# %% ../../nbs/06e_transport.ipynb #5f2bea8b
+@patch
+def known_keys(self: HTTPClient) -> list[str]:
+    "The keys this client has used so far, for scrubbing what is written to disk (never logged or shown)."
+    return [s.reveal() for s in self._secrets]
+
 # %% ../../nbs/06e_transport.ipynb #ee163654
 @patch
 def __repr__(self: HTTPClient):
