@@ -66,7 +66,8 @@ from .runtime import Algorithm, Budget, Engine, Outcome, Run, check_float, check
 from .session import INDEX, Session, SessionBudgetSpent, SessionBusy, SessionChanged, SessionLocked
 
 # %% auto #0
-__all__ = ['APIError', 'env_secrets', 'scrub', 'http_params', 'narrows', 'RunServer', 'make_app', 'is_loopback', 'serve']
+__all__ = ['APIError', 'env_secrets', 'scrub', 'http_params', 'narrows', 'packaged', 'RunServer', 'make_app', 'is_loopback',
+           'serve']
 
 # %% ../nbs/32_server.ipynb #7316c2c9
 class APIError(Exception):
@@ -125,6 +126,13 @@ class _Tracked:
     task: asyncio.Task | None = None
     unsubscribe: Any = None
 
+# %% ../nbs/32_server.ipynb #c96b9223
+def packaged(cls: type) -> type:
+    "The packaged algorithm class of the same name as `cls`, when `cls` is a copy defined in a notebook or script; else `cls`."
+    if cls.__module__ != "__main__": return cls
+    import reasoning_kit.algos as algos
+    return getattr(algos, cls.__name__, cls)
+
 # %% ../nbs/32_server.ipynb #2f35d78d
 class RunServer:
     "An HTTP API over an Engine you configure: start runs and sessions, watch their events."
@@ -144,7 +152,7 @@ class RunServer:
         names = list(Algorithm.registry) if algorithms is None else list(algorithms)
         unknown = [n for n in [*names, *(defaults or {})] if n not in Algorithm.registry]
         if unknown: raise ValueError(f"RunServer: unknown algorithms {unknown}; registered: {sorted(Algorithm.registry)}")
-        self.engine, self.algorithms = engine, {n: Algorithm.registry[n] for n in names}
+        self.engine, self.algorithms = engine, {n: packaged(Algorithm.registry[n]) for n in names}
         self.defaults, self.models, self.budget = {k: dict(v) for k, v in (defaults or {}).items()}, set(models), budget
         self.sessions_dir = Path(sessions_dir) if sessions_dir is not None else None
         self.log_dir = Path(log_dir) if log_dir is not None else None
