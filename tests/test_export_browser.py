@@ -4,6 +4,7 @@ picture, jump by kind lands on that kind, no request leaves the page, and the pi
 Needs Debian's chromium (scripts/setup.sh --dev) and playwright (the dev extra); never downloads a browser."""
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,19 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@contextmanager
+def chromium_page():
+    "A page of headless Debian Chromium at 1280x800 in a throwaway profile, closed afterwards."
+    from playwright.sync_api import sync_playwright
+    with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
+        b = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=ARGS,
+                                                 viewport={"width": 1280, "height": 800})
+        try: yield b.pages[0] if b.pages else b.new_page()
+        finally: b.close()
+
+
 LOGS = ["tot", "swarm", "debate", "tool_loop", "self_consistency", "reflexion", "generator_critic", "generate_test_repair"]
 
 
@@ -25,53 +39,46 @@ def test_saved_html_is_small_and_self_contained(tmp_path):
 
 @pytest.mark.parametrize("name", LOGS)
 def test_saved_html_steps_offline_in_chromium(name, tmp_path):
-    from playwright.sync_api import sync_playwright
     assert Path(CHROMIUM).exists(), "apt-get install -y chromium"
     out = Stepper(FIXTURES / f"{name}_v0.1.jsonl").save_html(tmp_path / f"{name}.html")
     requests = []
-    with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
-        b = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=ARGS,
-                                                 viewport={"width": 1280, "height": 800})
-        try:
-            page = b.pages[0] if b.pages else b.new_page()
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(out.as_uri()); page.wait_for_function("() => document.getElementById('rk-position').textContent !== ''")  # the data may unpack asynchronously
-            pos = lambda: page.inner_text("#rk-position")
-            event = lambda: page.inner_text("#rk-event")
-            assert pos().startswith("1 / ")
-            n = int(pos().split("/ ")[1])
-            e0 = event()
-            page.click("#rk-next")
-            assert pos() == f"2 / {n}" and event() != e0
-            page.click("#rk-prev"); assert pos() == f"1 / {n}"
-            page.eval_on_selector("#rk-slider", "(s, v) => { s.value = v; s.dispatchEvent(new Event('input')) }", str(n - 1))
-            assert pos() == f"{n} / {n}" and event() != e0
-            page.screenshot(path=str(tmp_path / f"{name}.png"))
-            # the picture fits: nothing in the picture pane is wider than the pane
-            widths = page.eval_on_selector("#rk-picture", "p => [p.clientWidth, p.scrollWidth]")
-            assert widths[1] <= widths[0] + 2, widths
-            page.eval_on_selector("#rk-slider", "(s) => { s.value = 0; s.dispatchEvent(new Event('input')) }")
-            page.select_option("#rk-speed", "100"); page.click("#rk-play")
-            page.wait_for_function("() => !document.getElementById('rk-position').textContent.startsWith('1 /')")
-            page.click("#rk-play")
-            assert pos() != f"1 / {n}"
-            page.select_option("#rk-kind", "model call"); page.eval_on_selector("#rk-slider", "(s) => { s.value = 0; s.dispatchEvent(new Event('input')) }")
-            page.click("#rk-jump-next")
-            assert "llm.request" in event()
-            # play to the next event of a kind: it plays, then stops on that kind
-            kind = "model reply"; page.select_option("#rk-kind", kind); page.select_option("#rk-speed", "30")
-            start = pos(); page.click("#rk-play-next")
-            page.wait_for_function("([p]) => document.getElementById('rk-position').textContent !== p", arg=[start])
-            page.wait_for_timeout(400)
-            assert "llm.result" in event() or "llm.error" in event(), event()
-            # zoom: centre on the current node narrows the SVG's window; fit brings the whole picture back
-            if page.query_selector("#rk-picture svg"):
-                whole = page.get_attribute("#rk-picture svg", "viewBox")
-                page.click("#rk-centre"); near = page.get_attribute("#rk-picture svg", "viewBox")
-                assert float(near.split()[2]) < float(whole.split()[2]), (whole, near)
-                page.click("#rk-fit"); assert page.get_attribute("#rk-picture svg", "viewBox") == whole
-        finally:
-            b.close()
+    with chromium_page() as page:
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(out.as_uri()); page.wait_for_function("() => document.getElementById('rk-position').textContent !== ''")  # the data may unpack asynchronously
+        pos = lambda: page.inner_text("#rk-position")
+        event = lambda: page.inner_text("#rk-event")
+        assert pos().startswith("1 / ")
+        n = int(pos().split("/ ")[1])
+        e0 = event()
+        page.click("#rk-next")
+        assert pos() == f"2 / {n}" and event() != e0
+        page.click("#rk-prev"); assert pos() == f"1 / {n}"
+        page.eval_on_selector("#rk-slider", "(s, v) => { s.value = v; s.dispatchEvent(new Event('input')) }", str(n - 1))
+        assert pos() == f"{n} / {n}" and event() != e0
+        page.screenshot(path=str(tmp_path / f"{name}.png"))
+        # the picture fits: nothing in the picture pane is wider than the pane
+        widths = page.eval_on_selector("#rk-picture", "p => [p.clientWidth, p.scrollWidth]")
+        assert widths[1] <= widths[0] + 2, widths
+        page.eval_on_selector("#rk-slider", "(s) => { s.value = 0; s.dispatchEvent(new Event('input')) }")
+        page.select_option("#rk-speed", "100"); page.click("#rk-play")
+        page.wait_for_function("() => !document.getElementById('rk-position').textContent.startsWith('1 /')")
+        page.click("#rk-play")
+        assert pos() != f"1 / {n}"
+        page.select_option("#rk-kind", "model call"); page.eval_on_selector("#rk-slider", "(s) => { s.value = 0; s.dispatchEvent(new Event('input')) }")
+        page.click("#rk-jump-next")
+        assert "llm.request" in event()
+        # play to the next event of a kind: it plays, then stops on that kind
+        kind = "model reply"; page.select_option("#rk-kind", kind); page.select_option("#rk-speed", "30")
+        start = pos(); page.click("#rk-play-next")
+        page.wait_for_function("([p]) => document.getElementById('rk-position').textContent !== p", arg=[start])
+        page.wait_for_timeout(400)
+        assert "llm.result" in event() or "llm.error" in event(), event()
+        # zoom: centre on the current node narrows the SVG's window; fit brings the whole picture back
+        if page.query_selector("#rk-picture svg"):
+            whole = page.get_attribute("#rk-picture svg", "viewBox")
+            page.click("#rk-centre"); near = page.get_attribute("#rk-picture svg", "viewBox")
+            assert float(near.split()[2]) < float(whole.split()[2]), (whole, near)
+            page.click("#rk-fit"); assert page.get_attribute("#rk-picture svg", "viewBox") == whole
     assert [u for u in requests if not u.startswith("file:")] == []
 
 
@@ -81,7 +88,6 @@ def test_nbconvert_html_shows_the_stepper_offline(tmp_path):
     import nbformat
     from nbclient import NotebookClient
     from nbconvert import HTMLExporter
-    from playwright.sync_api import sync_playwright
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         f"from reasoning_kit.viz import Stepper\ns = Stepper({str(FIXTURES / 'tot_v0.1.jsonl')!r}).goto(20)\ns")])
     NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=True).execute()
@@ -89,18 +95,12 @@ def test_nbconvert_html_shows_the_stepper_offline(tmp_path):
     page, _ = HTMLExporter().from_notebook_node(nb)
     assert 'class="rk-static"' in page and "beam: <b>n.1 (6), n.2 (4)</b>" in page
     out = tmp_path / "nb.html"; out.write_text(page)
-    with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
-        b = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=ARGS,
-                                                 viewport={"width": 1280, "height": 800})
-        try:
-            pg = b.pages[0] if b.pages else b.new_page()
-            pg.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())  # offline
-            pg.goto(out.as_uri())
-            box = pg.locator(".rk-static svg").first.bounding_box()
-            assert box and box["width"] > 100 and box["height"] > 50, box  # the picture is there and visible
-            assert "tot.selected" in pg.locator(".rk-static").first.inner_text()
-        finally:
-            b.close()
+    with chromium_page() as pg:
+        pg.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())  # offline
+        pg.goto(out.as_uri())
+        box = pg.locator(".rk-static svg").first.bounding_box()
+        assert box and box["width"] > 100 and box["height"] > 50, box  # the picture is there and visible
+        assert "tot.selected" in pg.locator(".rk-static").first.inner_text()
 
 
 def test_a_300_event_tree_of_50_nodes_stays_under_2_mb(tmp_path):
@@ -113,7 +113,6 @@ def test_a_300_event_tree_of_50_nodes_stays_under_2_mb(tmp_path):
 
 def test_ten_thousand_events_export_open_and_step_in_chromium(tmp_path):
     import asyncio
-    from playwright.sync_api import sync_playwright
     from reasoning_kit.llm import FakeLLMClient, LLMHandler, system, user
     from reasoning_kit.runtime import Algorithm, Engine
 
@@ -136,18 +135,12 @@ def test_ten_thousand_events_export_open_and_step_in_chromium(tmp_path):
     n = len(run.log); assert n >= 10_000
     page_file = save_html(run, tmp_path / "big.html")
     requests = []
-    with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
-        b = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=ARGS,
-                                                 viewport={"width": 1280, "height": 800})
-        try:
-            page = b.pages[0] if b.pages else b.new_page()
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(page_file.as_uri()); page.wait_for_function("() => document.getElementById('rk-position').textContent !== ''")  # the data may unpack asynchronously
-            assert page.inner_text("#rk-position") == f"1 / {n}"
-            page.click("#rk-next"); assert page.inner_text("#rk-position") == f"2 / {n}"
-            page.eval_on_selector("#rk-slider", "(s, v) => { s.value = v; s.dispatchEvent(new Event('input')) }", str(n - 2))
-            assert page.inner_text("#rk-position") == f"{n - 1} / {n}" and "ok note 3332" in page.inner_text("#rk-picture")
-            page.click("#rk-next"); assert "run.finished" in page.inner_text("#rk-event")
-        finally:
-            b.close()
+    with chromium_page() as page:
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(page_file.as_uri()); page.wait_for_function("() => document.getElementById('rk-position').textContent !== ''")  # the data may unpack asynchronously
+        assert page.inner_text("#rk-position") == f"1 / {n}"
+        page.click("#rk-next"); assert page.inner_text("#rk-position") == f"2 / {n}"
+        page.eval_on_selector("#rk-slider", "(s, v) => { s.value = v; s.dispatchEvent(new Event('input')) }", str(n - 2))
+        assert page.inner_text("#rk-position") == f"{n - 1} / {n}" and "ok note 3332" in page.inner_text("#rk-picture")
+        page.click("#rk-next"); assert "run.finished" in page.inner_text("#rk-event")
     assert [u for u in requests if not u.startswith("file:")] == []
