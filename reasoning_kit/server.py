@@ -66,8 +66,7 @@ from .runtime import Algorithm, Budget, Engine, Outcome, Run, check_float, check
 from .session import INDEX, Session, SessionBudgetSpent, SessionBusy, SessionChanged, SessionLocked
 
 # %% auto #0
-__all__ = ['APIError', 'env_secrets', 'scrub', 'http_params', 'narrows', 'packaged', 'RunServer', 'make_app', 'is_loopback',
-           'serve']
+__all__ = ['APIError', 'env_secrets', 'scrub', 'http_params', 'narrows', 'RunServer', 'make_app', 'is_loopback', 'serve']
 
 # %% ../nbs/32_server.ipynb #7316c2c9
 class APIError(Exception):
@@ -127,11 +126,7 @@ class _Tracked:
     unsubscribe: Any = None
 
 # %% ../nbs/32_server.ipynb #c96b9223
-def packaged(cls: type) -> type:
-    "The packaged algorithm class of the same name as `cls`, when `cls` is a copy defined in a notebook or script; else `cls`."
-    if cls.__module__ != "__main__": return cls
-    import reasoning_kit.algos as algos
-    return getattr(algos, cls.__name__, cls)
+from .algos import packaged
 
 # %% ../nbs/32_server.ipynb #2f35d78d
 class RunServer:

@@ -75,9 +75,8 @@ def generic_view(state: RunState, event: Event | None) -> str:
 
 def _view_module(name: str) -> str | None:
     cls = Algorithm.registry.get(name)
-    if cls is not None and cls.__module__ == "__main__":  # a notebook's working copy: the packaged class of that name knows its module
-        import reasoning_kit.algos as packaged
-        cls = getattr(packaged, cls.__name__, cls)
+    from reasoning_kit.algos import packaged  # a notebook's working copy: the packaged class of that name knows its module
+    cls = packaged(cls) if cls is not None else None
     if cls is None or not cls.__module__.startswith("reasoning_kit.algos."): return None
     return "reasoning_kit.viz." + cls.__module__.rsplit(".", 1)[-1]
 
