@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping
 
-from pydantic import BaseModel
-
 from fastcore.basics import patch
 
 from .common import apply_events
@@ -69,7 +67,8 @@ def parse_score(reply: str | None,  # the model's reply
     return _from_match(m, scale) if m else None
 
 # %% ../../nbs/14_tot.ipynb #f10f0828
-class ThoughtNode(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class ThoughtNode:
     "One step of reasoning in the tree: where it sits, its score, and what became of it."
     id: str  # its path in the tree: "n" (the root: the task), "n.1", "n.1.2", ...
     parent: str | None = None  # the parent's id (None for the root)
