@@ -77,11 +77,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
-try: import orjson  # the reader Log.read uses when it is installed
-except ImportError: orjson = None
-
 from reasoning_kit.algos import TreeOfThoughts
-from reasoning_kit.events import Log, fold
+from reasoning_kit.events import Log, _loads, fold  # _loads: the JSON parser Log.read uses (orjson, or json without it)
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.runtime import Algorithm, Engine, RunReducer
 
@@ -271,14 +268,12 @@ def fold_and_read(n: int = 10_000):
         t_json = med(lambda: [json.loads(line) for line in p.read_text(encoding="utf-8").split("\n")[1:-1]], 3)
         row(f"read the JSON Lines log (validated, {mb:.1f} MB)", mb / t, "MB/s", t_json / t,
             "vs json.loads of each line; target >= 100 MB/s")
-        if orjson is not None:  # the parser alone, with the collector off as Log.read has it: the most a validated read can reach here
-            def parse_only():
-                collecting = gc.isenabled(); gc.disable()
-                try: return list(map(orjson.loads, p.read_bytes().split(b"\n")[1:-1]))
-                finally:
-                    if collecting: gc.enable()
-            row("  orjson.loads of each line, nothing checked", mb / med(parse_only, 3), "MB/s", None,
-                "the floor of a read on this machine: no validated read can beat its parser")
+        def parse_only():  # the parser Log.read uses, alone, with the collector off as Log.read has it
+            gc.disable()
+            try: return list(map(_loads, p.read_text(encoding="utf-8").split("\n")[1:-1]))
+            finally: gc.enable()
+        row(f"  {_loads.__module__}.loads of each line, nothing checked", mb / med(parse_only, 3), "MB/s", None,
+            "the floor of a read on this machine: no validated read can beat its parser")
     t_noop = med(lambda: fold(events, Noop()))
     row("  fold with a reducer that does nothing", len(events) / t_noop / 1e3, "k ev/s", None, "the floor of a fold on this machine")
 
