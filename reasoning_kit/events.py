@@ -14,6 +14,8 @@ import json
 import os
 import re
 import time
+from array import array
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
@@ -21,8 +23,8 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 # %% auto #0
-__all__ = ['SCHEMA_VERSION', 'DURABILITY', 'LOG_FORMAT', 'TORN', 'Event', 'Log', 'LogFormatError', 'LogLocked', 'Reducer', 'fold',
-           'Timeline']
+__all__ = ['SCHEMA_VERSION', 'DURABILITY', 'LOG_FORMAT', 'TORN', 'Event', 'Shape', 'pack', 'unpack', 'Events', 'Log',
+           'packed_part', 'LogFormatError', 'LogLocked', 'Reducer', 'fold', 'Timeline']
 
 # %% ../nbs/00_events.ipynb #19079dba
 SCHEMA_VERSION = 1  # bump when the meaning of a stored event changes; old logs must still fold
@@ -43,6 +45,149 @@ class Event(BaseModel):
         if not _KIND.match(v): raise ValueError(f"event kind {v!r} must be dotted lower_case words, like 'tot.proposed'")
         return v
 
+# %% ../nbs/00_events.ipynb #c5e63df5
+_BIG = 64  # a dict or list with more items than this is kept whole, as one leaf (its shape would be one of a kind)
+_SHAPES_KEPT = 4096  # distinct shapes shared and compiled; past that (dicts keyed by data, say) a shape is used once and dropped
+
+def _spec(v, leaves: list):
+    "The shape of `v` as nested tuples (None where a leaf goes), appending its leaves to `leaves` in order."
+    t = type(v)
+    if t is dict and len(v) <= _BIG: return (dict, tuple(v), tuple([_spec(x, leaves) for x in v.values()]))
+    if t is list and len(v) <= _BIG: return (list, tuple([_spec(x, leaves) for x in v]))
+    leaves.append(v); return None
+
+def _size(spec) -> int: return 1 if spec is None else sum(map(_size, spec[-1]))  # how many leaves a value of `spec` has
+
+class Shape:
+    "The form of a packed value: its dicts (with their keys) and lists, without the leaves."
+    __slots__ = ("spec", "kind", "size", "build", "packer", "_parts")
+    def __init__(self, spec: tuple | None, kind, keep: bool):  # kind: what has this shape (an event kind), or None
+        self.spec, self.kind, self.size, self._parts = spec, kind, _size(spec), {}
+        self.build = _compile_builder(spec) if keep else lambda r, o: _rebuild(spec, iter(r[o:o + self.size]))  # (leaves, start) -> a fresh value
+        self.packer = _compile_packer(self) if keep else None  # (value, leaves) -> whether it had this shape (its leaves appended)
+    def __repr__(self): return f"Shape({_template(self.spec)}{'' if self.kind is None else f', kind={self.kind!r}'})"
+    def __reduce__(self): return _shape_of, (self.spec, self.kind)  # unpickled, it is the receiver's one copy
+
+_shapes: dict[tuple, Shape] = {}  # (kind, spec) -> the kept Shape
+
+def _shape_of(spec, kind=None) -> Shape:
+    "The one kept `Shape` of `kind` for `spec`, or a new one when too many are kept already."
+    s = _shapes.get((kind, spec))
+    if s is None:
+        keep = len(_shapes) < _SHAPES_KEPT
+        s = Shape(spec, kind, keep)
+        if keep: _shapes[kind, spec] = s
+    return s
+
+def _template(spec) -> str:
+    if spec is None: return "_"
+    if spec[0] is list: return "[" + ", ".join(map(_template, spec[1])) + "]"
+    return "{" + ", ".join(f"{k!r}: {_template(s)}" for k, s in zip(spec[1], spec[2])) + "}"
+
+# %% ../nbs/00_events.ipynb #e1699ba2
+def _builder_source(spec, names: dict, n: list) -> str:
+    "An expression rebuilding a value of `spec` from leaves `r[o + n[0]]` on (dict keys bound in `names`)."
+    if spec is None: n[0] += 1; return f"r[o + {n[0] - 1}]"
+    if spec[0] is list: return "[" + "".join(f"{_builder_source(s, names, n)}, " for s in spec[1]) + "]"
+    items = []
+    for k, s in zip(spec[1], spec[2]):
+        name = f"k{len(names)}"; names[name] = k
+        items.append(f"{name}: {_builder_source(s, names, n)}")
+    return "{" + ", ".join(items) + "}"
+
+def _compile_builder(spec):
+    names = {}; return eval(f"lambda r, o: {_builder_source(spec, names, [0])}", names)
+
+def _rebuild(spec, it):
+    "A value of `spec` with its leaves taken from `it`: the slow way, for shapes not kept."
+    if spec is None: return next(it)
+    if spec[0] is list: return [_rebuild(s, it) for s in spec[1]]
+    return dict(zip(spec[1], [_rebuild(s, it) for s in spec[2]]))
+
+def _packer_lines(spec, var: str, names: dict, lines: list, leaves: list):
+    "Statements that return False unless `var` has the form `spec`, collecting the names of its leaves into `leaves`."
+    if spec is None: leaves.append(var); return
+    kids = [f"{var}_{i}" for i in range(len(spec[-1]))]
+    if spec[0] is list: lines.append(f"if type({var}) is not list or len({var}) != {len(kids)}: return False")
+    else:
+        name = f"k{len(names)}"; names[name] = spec[1]
+        lines.append(f"if type({var}) is not dict or tuple({var}) != {name}: return False")
+    if kids: lines.append(f"{', '.join(kids)}, = {var}{'.values()' if spec[0] is dict else ''}")
+    for kid, s in zip(kids, spec[-1]): _packer_lines(s, kid, names, lines, leaves)
+
+def _compile_packer(shape: Shape):
+    names, lines, leaves = {}, [], []
+    _packer_lines(shape.spec, "v", names, lines, leaves)
+    body = "".join(f"    {l}\n" for l in lines)
+    exec(f"def packer(v, out):\n{body}    out += ({''.join(f'{l}, ' for l in leaves)})\n    return True\n", names)
+    return names["packer"]
+
+# %% ../nbs/00_events.ipynb #cdc5458e
+_last: dict = {}  # kind -> the last shape a value of that kind had
+
+def pack(value, leaves: list, kind=None) -> Shape:
+    "Append the leaves of `value` (JSON-like) to `leaves` and return its shape; a `kind` (an event kind, say) has shapes of its own, its last one tried first."
+    s = _last.get(kind)
+    if s is not None and s.packer(value, leaves): return s
+    spec = _spec(value, found := [])
+    s = _shape_of(spec, kind); leaves += found
+    if s.packer is not None and kind is not None: _last[kind] = s
+    return s
+
+def unpack(shape: Shape, leaves: list, start: int = 0):
+    "The value packed as `shape` with its leaves at `leaves[start:]`: fresh dicts and lists, holding the same leaves."
+    return shape.build(leaves, start)
+
+@patch
+def part(self: Shape, key) -> tuple[Shape, int]:
+    "The shape of `value[key]` in a dict of this shape, and where its leaves start among the dict's."
+    p = self._parts.get(key)
+    if p is None:
+        i = self.spec[1].index(key); kids = self.spec[2]
+        p = _shape_of(kids[i]), sum(map(_size, kids[:i]))
+        if self.packer is not None: self._parts[key] = p
+    return p
+
+# %% ../nbs/00_events.ipynb #092ef718
+class Events(Sequence):
+    "A log's events, read-only, kept packed in columns: each packed event is built afresh when it is read."
+    __slots__ = ("_heads", "_keys", "_ats", "_starts", "leaves")
+    def __init__(self, events: Iterable[Event] = ()):
+        self._heads: list = []  # per event: its payload's Shape (which knows the kind), or the Event itself when it was given whole
+        self._keys, self._ats, self._starts = [], array("d"), array("q")
+        self.leaves: list = []  # every packed payload's leaves, one after another
+        if isinstance(events, Events): self._copy(events)
+        else:
+            for e in events: self._add(e, None, 0.0, len(self.leaves))
+
+    def __len__(self): return len(self._heads)
+
+    def __getitem__(self, i):
+        if type(i) is slice: return [self[j] for j in range(*i.indices(len(self._heads)))]
+        h = self._heads[i]
+        if type(h) is Event: return h
+        if i < 0: i += len(self._heads)
+        return _event(h.kind, h.build(self.leaves, self._starts[i]), self._keys[i], i, self._ats[i])
+
+    def _add(self, head, key, at, start):
+        self._heads.append(head); self._keys.append(key); self._ats.append(at); self._starts.append(start)
+
+    def _copy(self, other: Events):
+        for mine, theirs in zip((self._heads, self._keys, self._ats, self._starts, self.leaves),
+                                (other._heads, other._keys, other._ats, other._starts, other.leaves)): mine.extend(theirs)
+
+# %% ../nbs/00_events.ipynb #cf4493af
+@patch
+def __iter__(self: Events) -> Iterator[Event]:
+    leaves = self.leaves
+    for seq, (h, key, at, start) in enumerate(zip(self._heads, self._keys, self._ats, self._starts)):
+        yield h if type(h) is Event else _event(h.kind, h.build(leaves, start), key, seq, at)
+
+@patch
+def __eq__(self: Events, other): return list(self) == list(other) if isinstance(other, (Events, list, tuple)) else NotImplemented
+@patch
+def __repr__(self: Events): return repr(list(self))
+
 # %% ../nbs/00_events.ipynb #fcabb33a
 DURABILITY = ("flush", "fsync", "buffered")  # per event: hand to the OS / force to disk / neither (see benchmarks/log_durability.py)
 
@@ -53,7 +198,7 @@ class Log:
                  durability: str = "flush",  # one of DURABILITY: what each append does to the file
                  append: bool = False):  # continue a file that already holds these events, instead of refusing it
         if durability not in DURABILITY: raise ValueError(f"Log: durability must be one of {', '.join(map(repr, DURABILITY))}, got {durability!r:.80}")
-        self.events: list[Event] = list(events)
+        self.events = Events(events)  # read-only; it grows as the log does
         self._listeners: list[Callable[[Event], None]] = []
         self._t0 = time.monotonic()
         self._file, self.path, self.durability = None, None, durability
@@ -78,6 +223,7 @@ def _check_kind(kind: str) -> str:
 _FIELDS = set(Event.model_fields)  # shared by every event built here: pydantic copies it before changing it (model_copy)
 
 _new, _set = object.__new__, object.__setattr__
+_just_packed: list = [None, None, 0]  # the payload being appended, its log's events and its seq, while its listeners run (see packed_part)
 
 def _event(kind: str, data: dict, key: str | None, seq: int, at: float) -> Event:
     "Build an event without validation (what `model_construct` does, minus its per-field loop)."
@@ -91,14 +237,19 @@ def _event(kind: str, data: dict, key: str | None, seq: int, at: float) -> Event
 def append(self: Log, kind: str, data: dict | None = None, key: str | None = None) -> Event:
     "Record that `kind` happened (with `data`, for effect `key`) and return the event."
     kind = _check_kind(kind)  # f"{effect}.result" makes a new string per call: the log keeps one
-    ev = _event(kind, data if data is not None else {}, key, len(self.events), round(time.monotonic() - self._t0, 6))
-    self.events.append(ev)
+    if data is None: data = {}
+    evs = self.events; leaves = evs.leaves
+    seq, at = len(evs._heads), round(time.monotonic() - self._t0, 6)
+    evs._starts.append(len(leaves)); evs._heads.append(pack(data, leaves, kind)); evs._keys.append(key); evs._ats.append(at)  # kept packed
+    ev = _event(kind, data, key, seq, at)  # listeners are told of it whole
+    _just_packed[:] = data, evs, seq
     if self._file is not None:
         line = _line(ev)
         self._file.write(line if self.redact is None else self.redact(line))
         if self.durability != "buffered": self._file.flush()
         if self.durability == "fsync": os.fsync(self._file.fileno())
     for fn in self._listeners: fn(ev)
+    _just_packed[:] = None, None, 0
     return ev
 
 @patch
@@ -106,6 +257,16 @@ def subscribe(self: Log, fn: Callable[[Event], None]) -> Callable[[], None]:
     "Call `fn` with every event appended from now on; returns a function that stops it."
     self._listeners.append(fn)
     return lambda: self._listeners.remove(fn) if fn in self._listeners else None
+
+# %% ../nbs/00_events.ipynb #7c5bf309
+def packed_part(data: dict, key: str) -> tuple | None:
+    "Where a log keeps `data[key]`, as `(shape, leaves, start)`, while its listeners are told of `data`; None at other times."
+    d, evs, seq = _just_packed
+    if d is not data or key not in data: return None
+    shape = evs._heads[seq]
+    if shape.spec is None or shape.spec[0] is not dict: return None  # kept whole, as one leaf
+    part, off = shape.part(key)
+    return part, evs.leaves, evs._starts[seq] + off
 
 # %% ../nbs/00_events.ipynb #0f451de9
 LOG_FORMAT = "reasoning_kit.log"

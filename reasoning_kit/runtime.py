@@ -18,19 +18,21 @@ import time
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from array import array
+from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, ClassVar
 
 # %% auto #0
-__all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'prompt_estimate', 'call_price', 'RunState',
-           'Algorithm', 'check_int', 'input_notes', 'check_float', 'check_bool', 'check_str', 'check_choice',
-           'check_str_list', 'renamed', 'RunReducer', 'algorithm_of', 'fold_run', 'Engine', 'Run', 'Check',
-           'EffectCall', 'Context', 'stop_tasks', 'Outcome', 'secret_scrubber']
+__all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'prompt_estimate', 'call_price', 'Answer',
+           'Results', 'RunState', 'Algorithm', 'check_int', 'input_notes', 'check_float', 'check_bool', 'check_str',
+           'check_choice', 'check_str_list', 'renamed', 'RunReducer', 'algorithm_of', 'fold_run', 'Engine', 'Run',
+           'Check', 'EffectCall', 'Context', 'stop_tasks', 'Outcome', 'secret_scrubber']
 
 # %% ../nbs/03_runtime.ipynb #6558ce7b
 from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 
-from .events import SCHEMA_VERSION, Event, Log, Timeline, fold
+from .events import SCHEMA_VERSION, Event, Log, Timeline, fold, packed_part
 from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_form, log_form, trusted
 
 # %% ../nbs/03_runtime.ipynb #f63c13b3
@@ -107,6 +109,78 @@ def call_price(handler, request: LLMRequest):
     from reasoning_kit.clients.models import price_for  # the price table lives with the clients; loaded only for cost budgets
     return price_for(model.split("@")[0].split(":", 1)[-1], getattr(client, "prices", None) or None)
 
+# %% ../nbs/03_runtime.ipynb #a8a6480a
+class Answer(Mapping):
+    "An effect's answer in `RunState.results`: it reads as `{'effect', 'result'}` or `{'effect', 'error'}`."
+    __slots__ = ("effect", "error", "_shape", "_result", "_start")
+    def __init__(self, effect: str, result: Any = None, error: str | None = None,
+                 packed: tuple | None = None):  # (shape, leaves, start): where a log keeps `result` packed (events.packed_part)
+        self.effect, self.error = effect, error
+        self._shape, self._result, self._start = packed if packed is not None else (None, result, 0)
+    def __getitem__(self, k):
+        if k == "effect": return self.effect
+        if k == "result" and self.error is None:  # built afresh from packed leaves: a shared answer cannot be changed
+            return self._result if self._shape is None else self._shape.build(self._result, self._start)
+        if k == "error" and self.error is not None: return self.error
+        raise KeyError(k)
+    def __contains__(self, k): return k == "effect" or k == ("result" if self.error is None else "error")
+    def __iter__(self): yield "effect"; yield "result" if self.error is None else "error"
+    def __len__(self): return 2
+    def __repr__(self): return repr(dict(self))
+    def __copy__(self): return self
+    def __deepcopy__(self, memo): return self if self._shape is not None or self.error is not None else Answer(self.effect, copy.deepcopy(self._result, memo))
+
+# %% ../nbs/03_runtime.ipynb #7ca9249c
+_ERROR = object()  # in Results' shape column: this answer is an error (its text where the leaves would be)
+
+class Results(Mapping):
+    "`RunState.results`: every effect's `Answer` by key, in columns (sharing a log's packed leaves where it can)."
+    __slots__ = ("_row", "_effects", "_shapes", "_where", "_starts")
+    def __init__(self, answers: Mapping = ()):  # key -> {"effect", "result"} or {"effect", "error"}
+        self._row: dict[str, int] = {}  # key -> its row in the columns
+        self._effects, self._shapes, self._where, self._starts = [], [], [], array("q")  # _where: a log's leaves, the result itself, or the error
+        for k, a in dict(answers).items():
+            if "error" in a: self._failed(k, a["effect"], a["error"])
+            else: self._answered(k, a["effect"], a.get("result"))
+
+    def __getitem__(self, key) -> Answer:
+        i = self._row[key]; s = self._shapes[i]
+        if s is _ERROR: return Answer(self._effects[i], error=self._where[i])
+        return Answer(self._effects[i], packed=(s, self._where[i], self._starts[i]))
+    def __iter__(self): return iter(self._row)
+    def __len__(self): return len(self._row)
+    def __contains__(self, key): return key in self._row
+    def __repr__(self): return repr(dict(self.items()))
+
+# %% ../nbs/03_runtime.ipynb #4b7db442
+@patch
+def _put(self: Results, key, effect, shape, where, start):
+    i = self._row.get(key)
+    if i is None:
+        self._row[key] = len(self._effects)
+        self._effects.append(effect); self._shapes.append(shape); self._where.append(where); self._starts.append(start)
+    else: self._effects[i], self._shapes[i], self._where[i], self._starts[i] = effect, shape, where, start
+
+@patch
+def _answered(self: Results, key, effect, result, packed: tuple | None = None):  # packed: where a log keeps it (events.packed_part)
+    self._put(key, effect, *(packed or (None, result, 0)))  # not packed (folded from events read back): kept as it is
+
+@patch
+def _failed(self: Results, key, effect, error): self._put(key, effect, _ERROR, error, 0)
+
+@patch
+def copy(self: Results) -> Results:
+    "A copy to fold on by itself."
+    c = Results()
+    c._row, c._effects, c._shapes, c._where = dict(self._row), list(self._effects), list(self._shapes), list(self._where)
+    c._starts = array("q", self._starts)
+    return c
+
+@patch
+def __copy__(self: Results): return self.copy()
+@patch
+def __deepcopy__(self: Results, memo): return self.copy()  # answers kept whole are shared, as a dict copy of the results shares them
+
 # %% ../nbs/03_runtime.ipynb #0ba7f21d
 @dataclass
 class RunState:
@@ -121,7 +195,7 @@ class RunState:
     exhausted: str | None = None  # the budget limit that ended the run, if one did
     issued: dict[str, int] = field(default_factory=dict)  # effect -> requests in the log
     pending: dict[str, str] = field(default_factory=dict)  # key -> effect, asked and not yet answered
-    results: dict[str, dict] = field(default_factory=dict)  # key -> {"effect", "result"} or {"effect", "error"}
+    results: Results = field(default_factory=Results)  # key -> {"effect", "result"} or {"effect", "error"}, packed
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
@@ -157,10 +231,15 @@ def _request(s: RunState, e: Event, eff: str):
     s.pending[e.key] = eff  # the request itself stays in the log: no copy per call
 
 # %% ../nbs/03_runtime.ipynb #71b5ca37
+def _results(s: RunState) -> Results:
+    "The state's results as `Results` (a state built by hand may hold a plain dict)."
+    if type(s.results) is not Results: s.results = Results(s.results)
+    return s.results
+
 def _result(s: RunState, e: Event, eff: str):
     s.pending.pop(e.key, None)
     d = e.data; res = d.get("result")
-    s.results[e.key] = {"effect": eff, "result": res}
+    _results(s)._answered(e.key, eff, res, packed_part(d, "result"))  # shares the log's packed copy
     if eff != "llm": return
     if d.get("served"): s.cached += 1
     if res:
@@ -171,7 +250,7 @@ def _result(s: RunState, e: Event, eff: str):
 
 def _error(s: RunState, e: Event, eff: str):
     s.pending.pop(e.key, None)
-    s.results[e.key] = {"effect": eff, "error": e.data.get("error")}
+    _results(s)._failed(e.key, eff, e.data.get("error"))
 
 _EFFECT_PARTS = {"request": _request, "result": _result, "error": _error}
 

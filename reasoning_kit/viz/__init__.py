@@ -40,7 +40,7 @@ class StepReducer(RunReducer):
     "A `RunReducer` whose states copy cheaply (for checkpoints)."
     def copy(self, s: RunState) -> RunState:
         c = copy.copy(s)
-        c.issued, c.pending, c.results = dict(s.issued), dict(s.pending), dict(s.results)
+        c.issued, c.pending, c.results = dict(s.issued), dict(s.pending), s.results.copy()
         c.algo = copy.deepcopy(s.algo)
         return c
 
