@@ -32,7 +32,7 @@ __all__ = ['Status', 'Budget', 'BudgetExhausted', 'Cancelled', 'EffectFailed', '
 from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 
-from .events import SCHEMA_VERSION, Event, Log, Timeline, fold, packed_part
+from .events import SCHEMA_VERSION, Event, Events, Log, Timeline, fold, packed_part
 from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_form, log_form, trusted
 
 # %% ../nbs/03_runtime.ipynb #f63c13b3
@@ -597,14 +597,17 @@ class _ReplayIndex:
     def __init__(self, log: Log, budget: Budget | None, retry_errors: bool):
         self.requests, self.answers, self.time_refusals = {}, {}, {}  # refusals: key -> refused while in flight?
         same_budget = False
-        for e in log:
-            if e.kind == "run.started": same_budget = e.data.get("budget") == (budget.model_dump() if budget else None)
-            elif e.key is None: continue
-            elif e.kind.endswith(".request") and e.kind.count(".") == 1: self.requests[e.key] = e.data.get("request")
-            elif e.kind.endswith(".result") and e.kind.count(".") == 1: self.answers[e.key] = ("result", e.data.get("result"), e.data.get("served"))
-            elif e.kind.endswith(".error") and e.kind.count(".") == 1 and not retry_errors: self.answers[e.key] = ("error", e.data.get("error"), None)
-            elif e.kind == "budget.exhausted" and e.data.get("reason") == "seconds" and same_budget:
-                self.time_refusals[e.key] = bool(e.data.get("in_flight"))
+        evs = log.events if isinstance(log, Log) else Events(log)
+        for i in range(len(evs)):  # only the events that matter are built: most of a log is the algorithm's own
+            kind, key = evs.kind_key(i)
+            if kind == "run.started": same_budget = evs.data_of(i).get("budget") == (budget.model_dump() if budget else None)
+            elif key is None: continue
+            elif kind.count(".") != 1: continue
+            elif kind.endswith(".request"): self.requests[key] = evs.data_of(i).get("request")
+            elif kind.endswith(".result"): d = evs.data_of(i); self.answers[key] = ("result", d.get("result"), d.get("served"))
+            elif kind.endswith(".error") and not retry_errors: self.answers[key] = ("error", evs.data_of(i).get("error"), None)
+            elif kind == "budget.exhausted" and same_budget and (d := evs.data_of(i)).get("reason") == "seconds":
+                self.time_refusals[key] = bool(d.get("in_flight"))
 
     def lookup(self, key: str, req: dict):
         if key in self.answers and self.requests.get(key) == req: return self.answers[key]
