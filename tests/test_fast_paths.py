@@ -1,7 +1,7 @@
 "The fast paths of issue 11 give exactly what the validated paths give: log_form vs model_dump, the fast log reader vs the careful one."
 import json
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from reasoning_kit.events import Event, Log, LogFormatError, _careful, _header
 from reasoning_kit.llm import Choice, LLMRequest, LLMResponse, Message, ToolCall, Usage, log_form, trusted
@@ -27,6 +27,7 @@ responses = st.builds(LLMResponse, choices=st.lists(st.builds(Choice, message=me
 
 @settings(max_examples=60, deadline=None)
 @given(requests)
+@example(LLMRequest(messages=[Message(role="system", content="", tool_call_id="")]))  # an empty id is still written: it is not the default
 def test_log_form_of_a_request_is_its_json_dump(r):
     assert log_form(r) == r.model_dump(mode="json", exclude_defaults=True)
 
@@ -96,3 +97,10 @@ def test_from_log_form_agrees_with_pydantic_on_anything(d):
         try: return f()
         except ValidationError as e: return ("invalid", str(e.errors()[0]["loc"]))
     assert outcome(lambda: from_log_form(LLMResponse, d)) == outcome(lambda: LLMResponse.model_validate(d))
+
+
+def test_integers_past_64_bits_are_read_back_exactly():
+    "orjson reads an integer past 64 bits as a float; the reader sends such lines to json, which keeps them exact."
+    log = Log(); log.append("demo.said", {"n": -2**63 - 1, "m": 2**64 + 1, "ok": 2**63 - 1, "id": "12345678901234567890"})
+    back = Log.from_jsonl(log.to_jsonl())
+    assert back.events == log.events and [type(v) for v in back[0].data.values()] == [int, int, int, str]

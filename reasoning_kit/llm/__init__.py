@@ -183,7 +183,7 @@ _SYSTEM: dict[str, dict] = {}  # system prompt -> its logged message: most reque
 def _message(m) -> dict:
     if type(m) is not Message: raise _NotPlain
     d = m.__dict__
-    if d["role"] == "system" and type(d["content"]) is str and not (d["tool_calls"] or d["tool_call_id"] or d["name"] or d["reasoning"] or d["thinking"]):
+    if d["role"] == "system" and type(d["content"]) is str and not (d["tool_calls"] or d["tool_call_id"] is not None or d["name"] is not None or d["reasoning"] or d["thinking"]):  # an empty id or name is still written
         out = _SYSTEM.get(d["content"])
         if out is None:
             if len(_SYSTEM) >= 256: _SYSTEM.clear()  # bounded: a run that makes up new system prompts holds no more than this
