@@ -458,7 +458,11 @@ def fold(events: Iterable[Event], reducer: Reducer, state: Any = None) -> Any:
     "Apply every event to `state` (a fresh `reducer.initial()` when None) and return it."
     if state is None: state = reducer.initial()
     apply = reducer.apply
-    for ev in events: apply(state, ev)
+    collecting = gc.isenabled(); gc.disable()  # a fold makes garbage as it goes (packed events built as read): collect once, after
+    try:
+        for ev in events: apply(state, ev)
+    finally:
+        if collecting: gc.enable()
     return state
 
 # %% ../nbs/00_events.ipynb #0f1a781d

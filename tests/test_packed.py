@@ -84,3 +84,22 @@ def test_a_replay_reads_packed_answers_and_gives_the_same_run():
     live = run(SelfConsistency(samples=4))
     again = run(SelfConsistency(samples=4), replay=live.log)
     assert again.value == live.value and again.sent == {} and again.state.results == live.state.results
+
+
+def test_a_fold_pauses_the_collector_and_always_gives_it_back():
+    import gc
+    from reasoning_kit.events import fold
+    class Boom:
+        def initial(self): return []
+        def apply(self, s, e):
+            s.append(gc.isenabled())
+            if e.data.get("boom"): raise RuntimeError("boom")
+    log = Log(); log.append("demo.said", {}); log.append("demo.said", {"boom": True})
+    assert gc.isenabled()
+    try: fold(log, Boom())
+    except RuntimeError: pass
+    assert gc.isenabled(), "a reducer that raises must not leave the collector off"
+    assert fold(log[:1], Boom()) == [False]  # paused while folding
+    gc.disable()
+    try: fold(log[:1], Boom()); assert not gc.isenabled()  # a caller who turned it off keeps it off
+    finally: gc.enable()
