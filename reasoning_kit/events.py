@@ -47,12 +47,13 @@ class Event(BaseModel):
 
 # %% ../nbs/00_events.ipynb #c5e63df5
 _BIG = 64  # a dict or list with more items than this is kept whole, as one leaf (its shape would be one of a kind)
-_SHAPES_KEPT = 4096  # distinct shapes shared and compiled; past that (dicts keyed by data, say) a shape is used once and dropped
+_SHAPES_KEPT = 4096  # distinct shapes shared and compiled; past that (dicts keyed by data, say) a new form is kept whole, as one leaf
 
 def _spec(v, leaves: list):
     "The shape of `v` as nested tuples (None where a leaf goes), appending its leaves to `leaves` in order."
     t = type(v)
-    if t is dict and len(v) <= _BIG: return (dict, tuple(v), tuple([_spec(x, leaves) for x in v.values()]))
+    if t is dict and len(v) <= _BIG and all(type(k) is str for k in v):  # JSON's keys: others (1 and True are equal keys) stay whole
+        return (dict, tuple(v), tuple([_spec(x, leaves) for x in v.values()]))
     if t is list and len(v) <= _BIG: return (list, tuple([_spec(x, leaves) for x in v]))
     leaves.append(v); return None
 
@@ -74,7 +75,7 @@ def _shape_of(spec, kind=None) -> Shape:
     "The one kept `Shape` of `kind` for `spec`, or a new one when too many are kept already."
     s = _shapes.get((kind, spec))
     if s is None:
-        keep = len(_shapes) < _SHAPES_KEPT
+        keep = spec is None or len(_shapes) < _SHAPES_KEPT  # the whole-value shape of each kind is always kept
         s = Shape(spec, kind, keep)
         if keep: _shapes[kind, spec] = s
     return s
@@ -106,7 +107,8 @@ def _rebuild(spec, it):
 
 def _packer_lines(spec, var: str, names: dict, lines: list, leaves: list):
     "Statements that return False unless `var` has the form `spec`, collecting the names of its leaves into `leaves`."
-    if spec is None: leaves.append(var); return
+    if spec is None:  # a leaf: anything but a dict or list small enough to have a shape of its own
+        lines.append(f"if type({var}) in N and len({var}) <= {_BIG}: return False"); leaves.append(var); return
     kids = [f"{var}_{i}" for i in range(len(spec[-1]))]
     if spec[0] is list: lines.append(f"if type({var}) is not list or len({var}) != {len(kids)}: return False")
     else:
@@ -116,7 +118,7 @@ def _packer_lines(spec, var: str, names: dict, lines: list, leaves: list):
     for kid, s in zip(kids, spec[-1]): _packer_lines(s, kid, names, lines, leaves)
 
 def _compile_packer(shape: Shape):
-    names, lines, leaves = {}, [], []
+    names, lines, leaves = {"N": (dict, list)}, [], []
     _packer_lines(shape.spec, "v", names, lines, leaves)
     body = "".join(f"    {l}\n" for l in lines)
     exec(f"def packer(v, out):\n{body}    out += ({''.join(f'{l}, ' for l in leaves)})\n    return True\n", names)
@@ -129,9 +131,12 @@ def pack(value, leaves: list, kind=None) -> Shape:
     "Append the leaves of `value` (JSON-like) to `leaves` and return its shape; a `kind` (an event kind, say) has shapes of its own, its last one tried first."
     s = _last.get(kind)
     if s is not None and s.packer(value, leaves): return s
-    spec = _spec(value, found := [])
-    s = _shape_of(spec, kind); leaves += found
-    if s.packer is not None and kind is not None: _last[kind] = s
+    try: s = _shape_of(_spec(value, found := []), kind)
+    except (RecursionError, SyntaxError, MemoryError): s = None  # nested too deep to walk or compile
+    if s is None or s.packer is None:  # that, or past the limit of kept shapes: the value is kept whole
+        leaves.append(value); return _shape_of(None, kind)
+    leaves += found
+    if kind is not None: _last[kind] = s
     return s
 
 def unpack(shape: Shape, leaves: list, start: int = 0):
@@ -184,7 +189,9 @@ def __iter__(self: Events) -> Iterator[Event]:
         yield h if type(h) is Event else _event(h.kind, h.build(leaves, start), key, seq, at)
 
 @patch
-def __eq__(self: Events, other): return list(self) == list(other) if isinstance(other, (Events, list, tuple)) else NotImplemented
+def __eq__(self: Events, other): return list(self) == list(other) if isinstance(other, (Events, list)) else NotImplemented
+@patch
+def __copy__(self: Events) -> Events: return Events(self)  # a snapshot: it does not grow with the log
 @patch
 def __repr__(self: Events): return repr(list(self))
 
@@ -253,16 +260,18 @@ def append(self: Log, kind: str, data: dict | None = None, key: str | None = Non
     if data is None: data = {}
     evs = self.events; leaves = evs.leaves
     seq, at = len(evs._heads), round((time.monotonic() - self._t0) * 1e6) / 1e6  # to the microsecond (round(x, 6) costs ten times as much)
-    evs._starts.append(len(leaves)); evs._heads.append(pack(data, leaves, kind)); evs._keys.append(key); evs._ats.append(at)  # kept packed
+    start = len(leaves); head = pack(data, leaves, kind)  # first: if it raises, the columns stay in step
+    evs._starts.append(start); evs._heads.append(head); evs._keys.append(key); evs._ats.append(at)  # kept packed
     ev = _event(kind, data, key, seq, at)  # listeners are told of it whole
-    _just_packed[:] = data, evs, seq
     if self._file is not None:
         line = _line(ev)
         self._file.write(line if self.redact is None else self.redact(line))
         if self.durability != "buffered": self._file.flush()
         if self.durability == "fsync": os.fsync(self._file.fileno())
-    for fn in self._listeners: fn(ev)
-    _just_packed[:] = None, None, 0
+    _just_packed[:] = data, evs, seq
+    try:
+        for fn in self._listeners: fn(ev)
+    finally: _just_packed[:] = None, None, 0  # a listener that raises leaves nothing held
     return ev
 
 @patch
@@ -275,9 +284,9 @@ def subscribe(self: Log, fn: Callable[[Event], None]) -> Callable[[], None]:
 def packed_part(data: dict, key: str) -> tuple | None:
     "Where a log keeps `data[key]`, as `(shape, leaves, start)`, while its listeners are told of `data`; None at other times."
     d, evs, seq = _just_packed
-    if d is not data or key not in data: return None
-    shape = evs._heads[seq]
-    if shape.spec is None or shape.spec[0] is not dict: return None  # kept whole, as one leaf
+    if d is not data: return None
+    shape = evs._heads[seq]  # the payload as appended: a listener that changes `data` changes what it was told, not the log
+    if shape.spec is None or shape.spec[0] is not dict or key not in shape.spec[1]: return None  # kept whole, or no such key
     part, off = shape.part(key)
     return part, evs.leaves, evs._starts[seq] + off
 

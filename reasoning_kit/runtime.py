@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from array import array
+from copy import deepcopy
 from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, ClassVar
 
@@ -112,23 +113,24 @@ def call_price(handler, request: LLMRequest):
 # %% ../nbs/03_runtime.ipynb #a8a6480a
 class Answer(Mapping):
     "An effect's answer in `RunState.results`: it reads as `{'effect', 'result'}` or `{'effect', 'error'}`."
-    __slots__ = ("effect", "error", "_shape", "_result", "_start")
+    __slots__ = ("effect", "error", "failed", "_shape", "_result", "_start")
     def __init__(self, effect: str, result: Any = None, error: str | None = None,
-                 packed: tuple | None = None):  # (shape, leaves, start): where a log keeps `result` packed (events.packed_part)
-        self.effect, self.error = effect, error
+                 packed: tuple | None = None,  # (shape, leaves, start): where a log keeps `result` packed (events.packed_part)
+                 failed: bool | None = None):  # an error (even one with no text); default: whether `error` is given
+        self.effect, self.error, self.failed = effect, error, error is not None if failed is None else failed
         self._shape, self._result, self._start = packed if packed is not None else (None, result, 0)
     def __getitem__(self, k):
         if k == "effect": return self.effect
-        if k == "result" and self.error is None:  # built afresh from packed leaves: a shared answer cannot be changed
+        if k == "result" and not self.failed:  # built afresh from packed leaves: a shared answer cannot be changed
             return self._result if self._shape is None else self._shape.build(self._result, self._start)
-        if k == "error" and self.error is not None: return self.error
+        if k == "error" and self.failed: return self.error
         raise KeyError(k)
-    def __contains__(self, k): return k == "effect" or k == ("result" if self.error is None else "error")
-    def __iter__(self): yield "effect"; yield "result" if self.error is None else "error"
+    def __contains__(self, k): return k == "effect" or k == ("error" if self.failed else "result")
+    def __iter__(self): yield "effect"; yield "error" if self.failed else "result"
     def __len__(self): return 2
     def __repr__(self): return repr(dict(self))
     def __copy__(self): return self
-    def __deepcopy__(self, memo): return self if self._shape is not None or self.error is not None else Answer(self.effect, copy.deepcopy(self._result, memo))
+    def __deepcopy__(self, memo): return self if self._shape is not None or self.failed else Answer(self.effect, deepcopy(self._result, memo))
 
 # %% ../nbs/03_runtime.ipynb #7ca9249c
 _ERROR = object()  # in Results' shape column: this answer is an error (its text where the leaves would be)
@@ -145,7 +147,7 @@ class Results(Mapping):
 
     def __getitem__(self, key) -> Answer:
         i = self._row[key]; s = self._shapes[i]
-        if s is _ERROR: return Answer(self._effects[i], error=self._where[i])
+        if s is _ERROR: return Answer(self._effects[i], error=self._where[i], failed=True)
         return Answer(self._effects[i], packed=(s, self._where[i], self._starts[i]))
     def __iter__(self): return iter(self._row)
     def __len__(self): return len(self._row)

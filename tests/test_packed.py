@@ -103,3 +103,75 @@ def test_a_fold_pauses_the_collector_and_always_gives_it_back():
     gc.disable()
     try: fold(log[:1], Boom()); assert not gc.isenabled()  # a caller who turned it off keeps it off
     finally: gc.enable()
+
+
+# --- what a review found (each failed before its fix) ------------------------------------------------------------------
+def containers(v):
+    "Every dict and list inside `v`, `v` included."
+    out = [v] if type(v) in (dict, list) else []
+    for x in (v.values() if type(v) is dict else v if type(v) is list else ()): out += containers(x)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["result", "n"]), jsonish, max_size=2), min_size=1, max_size=6))
+def test_nothing_read_back_is_the_callers_own_dict_or_list(payloads):
+    "Whatever shape the kind had last, a small dict or list is copied into the log, never kept by reference."
+    log = Log()
+    for p in payloads: log.append("demo.review", p)
+    mine = {id(c) for p in payloads for c in containers(p)}
+    for e, p in zip(log, payloads):
+        assert e.data == p and not {id(c) for c in containers(e.data)} & mine
+
+
+def test_a_payload_too_deep_to_pack_is_kept_whole_and_the_log_stays_in_step():
+    log, deep = Log(), {}
+    d = deep
+    for _ in range(300): d["x"] = {}; d = d["x"]
+    log.append("demo.deep", deep); log.append("demo.after", {"z": 3, "w": 4})
+    assert log[0].data == deep and log[1].data == {"z": 3, "w": 4}
+
+
+def test_keys_that_are_not_strings_come_back_as_they_went_in():
+    log = Log()
+    for d in [{1: "a"}, {True: "a"}, {1.5: "b"}, {"s": {0: 1}}]: log.append("demo.keys", d)
+    assert [list(map(type, e.data)) for e in log][:3] == [[int], [bool], [float]]
+    assert [e.data for e in log] == [{1: "a"}, {True: "a"}, {1.5: "b"}, {"s": {0: 1}}]
+
+
+def test_a_listener_that_raises_leaves_nothing_held():
+    import gc, weakref
+    from reasoning_kit.events import packed_part
+    class Leaf: pass
+    log, leaf = Log(), Leaf(); ref = weakref.ref(leaf)
+    def boom(e): raise RuntimeError("listener failed")
+    log.subscribe(boom)
+    data = {"x": leaf}
+    try: log.append("demo.boom", data)
+    except RuntimeError: pass
+    assert packed_part(data, "x") is None
+    del log, leaf, data; gc.collect()
+    assert ref() is None
+
+
+def test_an_error_with_no_text_is_still_an_error():
+    import copy
+    r = Results({"k": {"effect": "llm", "error": None}})
+    assert "error" in r["k"] and "result" not in r["k"] and r["k"]["error"] is None
+    from reasoning_kit.events import Event
+    from reasoning_kit.runtime import RunReducer
+    red = RunReducer(); s = red.initial()
+    red.apply(s, Event(kind="llm.request", key="q", data={"request": {}})); red.apply(s, Event(kind="llm.error", key="q", data={}))
+    assert "error" in s.results["q"] and copy.deepcopy(s.results) == s.results
+
+
+def test_past_the_limit_of_kept_shapes_events_are_kept_whole_not_given_a_shape_each():
+    from reasoning_kit import events as E
+    kept = dict(E._shapes)
+    try:
+        E._SHAPES_KEPT, limit = len(E._shapes), E._SHAPES_KEPT  # the table is full from now on
+        log = Log()
+        for i in range(50): log.append("demo.many", {f"id{i}": i})  # a new form each time
+        heads = {id(h) for h in log.events._heads}
+        assert len(heads) == 1 and [e.data for e in log] == [{f"id{i}": i} for i in range(50)]
+    finally: E._SHAPES_KEPT = limit; E._shapes.clear(); E._shapes.update(kept)
