@@ -71,11 +71,12 @@ class Shape:
 
 _shapes: dict[tuple, Shape] = {}  # (kind, spec) -> the kept Shape
 
-def _shape_of(spec, kind=None) -> Shape:
-    "The one kept `Shape` of `kind` for `spec`, or a new one when too many are kept already."
+def _shape_of(spec, kind=None, fresh: bool = True) -> Shape | None:
+    "The one kept `Shape` of `kind` for `spec`; when too many are kept already, a new one (`fresh`) or None."
     s = _shapes.get((kind, spec))
     if s is None:
         keep = spec is None or len(_shapes) < _SHAPES_KEPT  # the whole-value shape of each kind is always kept
+        if not keep and not fresh: return None
         s = Shape(spec, kind, keep)
         if keep: _shapes[kind, spec] = s
     return s
@@ -131,9 +132,9 @@ def pack(value, leaves: list, kind=None) -> Shape:
     "Append the leaves of `value` (JSON-like) to `leaves` and return its shape; a `kind` (an event kind, say) has shapes of its own, its last one tried first."
     s = _last.get(kind)
     if s is not None and s.packer(value, leaves): return s
-    try: s = _shape_of(_spec(value, found := []), kind)
+    try: s = _shape_of(_spec(value, found := []), kind, fresh=False)
     except (RecursionError, SyntaxError, MemoryError): s = None  # nested too deep to walk or compile
-    if s is None or s.packer is None:  # that, or past the limit of kept shapes: the value is kept whole
+    if s is None:  # that, or a new form past the limit of kept shapes: the value is kept whole
         leaves.append(value); return _shape_of(None, kind)
     leaves += found
     if kind is not None: _last[kind] = s

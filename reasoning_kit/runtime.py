@@ -15,12 +15,12 @@ import json
 import math
 import random
 import time
+from array import array
+from collections.abc import Mapping
+from copy import deepcopy
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from array import array
-from copy import deepcopy
-from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, ClassVar
 
 # %% auto #0
@@ -181,7 +181,10 @@ def copy(self: Results) -> Results:
 @patch
 def __copy__(self: Results): return self.copy()
 @patch
-def __deepcopy__(self: Results, memo): return self.copy()  # answers kept whole are shared, as a dict copy of the results shares them
+def __deepcopy__(self: Results, memo) -> Results:
+    c = self.copy()  # packed answers and errors cannot change: only the answers kept whole are copied
+    c._where = [deepcopy(w, memo) if s is None else w for s, w in zip(c._shapes, c._where)]
+    return c
 
 # %% ../nbs/03_runtime.ipynb #0ba7f21d
 @dataclass
