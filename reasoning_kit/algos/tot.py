@@ -18,7 +18,7 @@ from fastcore.basics import patch
 
 from .common import apply_events
 from ..events import Event
-from ..llm import LLMRequest, Message, trusted
+from ..llm import LLMRequest, _message_t, _request_t
 from ..runtime import (Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status, check_bool, check_choice,
                                    check_float, check_int, check_str)
 
@@ -454,7 +454,7 @@ async def _ask(self: TreeOfThoughts, ctx: Context, prompt, *, key: str, role: st
         sys_prompt = {"proposer": self.proposer_prompt or (PROPOSER_LIST_PROMPT if self.generate == "propose" else PROPOSER_PROMPT),
                       "evaluator": self.evaluator_prompt or (VOTER_PROMPT if self.evaluate == "vote" else _evaluator_prompt(self.score_scale)),
                       "synthesizer": self.synthesizer_prompt or SYNTHESIZER_PROMPT}[role]
-        prompt = trusted(LLMRequest, messages=[trusted(Message, role="system", content=sys_prompt), trusted(Message, role="user", content=prompt)])  # two strings: nothing to validate
+        prompt = _request_t(messages=[_message_t(role="system", content=sys_prompt), _message_t(role="user", content=prompt)])  # two strings: nothing to validate
     elif not isinstance(prompt, LLMRequest): prompt = LLMRequest(messages=list(prompt))
     fields = {"role": role, "n": n}
     if (model := getattr(self, f"{role}_model")) is not None: fields["model"] = model

@@ -16,9 +16,10 @@ from pydantic import BaseModel, Field, ValidationError, model_serializer
 
 # %% auto #0
 __all__ = ['Role', 'FinishReason', 'MODEL_PROVIDERS', 'PROVIDER_GROUP', 'ToolCall', 'Message', 'drop_empty', 'system', 'user',
-           'assistant', 'tool_result', 'ToolSpec', 'LLMRequest', 'Usage', 'Choice', 'LLMResponse', 'trusted',
-           'log_form', 'from_log_form', 'StructuredOutputError', 'structured', 'parse_as', 'TextDelta', 'ToolCallDelta',
-           'LLMClient', 'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler', 'with_call_ids']
+           'assistant', 'tool_result', 'ToolSpec', 'LLMRequest', 'Usage', 'Choice', 'LLMResponse', 'trusted_builder',
+           'trusted', 'log_form', 'from_log_form', 'StructuredOutputError', 'structured', 'parse_as', 'TextDelta',
+           'ToolCallDelta', 'LLMClient', 'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler',
+           'with_call_ids']
 
 # %% ../../nbs/01_llm.ipynb #d59dbaaa
 Role = Literal["system", "user", "assistant", "tool"]
@@ -131,29 +132,39 @@ class LLMResponse(BaseModel):
     def finish_reason(self) -> FinishReason: return self.choices[0].finish_reason
 
 # %% ../../nbs/01_llm.ipynb #07c6fcab
-_SPECS: dict[type, tuple] = {}  # model class -> (field names, required names, every field's default, the factories)
-
-def _spec(cls: type[BaseModel]) -> tuple:
-    if cls.__private_attributes__ or cls.model_config.get("extra") == "allow": raise TypeError(f"trusted: {cls.__name__} has private or extra fields")
-    fs = cls.model_fields
-    _SPECS[cls] = spec = (frozenset(fs), tuple(n for n, f in fs.items() if f.is_required()), {n: f.default for n, f in fs.items()},
-                          tuple((n, f.default_factory) for n, f in fs.items() if f.default_factory is not None))
-    return spec
-
+_BUILDERS: dict[type, Callable] = {}  # model class -> its trusted builder
 _new, _set = object.__new__, object.__setattr__
+_UNSET = object()  # a field that was not given
+
+def _builder_source(cls: type[BaseModel]) -> tuple[str, dict]:
+    name, fs = cls.__name__, cls.model_fields
+    env = {"_new": _new, "_set": _set, "_U": _UNSET, "_cls": cls}
+    lines = [f"def trusted_{name}(*, {''.join(f'{n}=_U, ' for n in fs)}**_x):",
+             f"    if _x: raise TypeError(f'trusted: {name} has no field {{sorted(_x)}}')",
+             "    _m = _new(_cls); _d = _m.__dict__; _s = set()"]  # filled in place, in field order: its keys shared with every other instance's
+    for n, f in fs.items():
+        if f.is_required(): missing = f"raise TypeError(\"trusted: {name} needs {n!r}\")"
+        elif f.default_factory is not None: env[f"_F_{n}"] = f.default_factory; missing = f"_d[{n!r}] = _F_{n}()"
+        else: env[f"_D_{n}"] = f.default; missing = f"_d[{n!r}] = _D_{n}"
+        lines += [f"    if {n} is _U: {missing}", f"    else: _d[{n!r}] = {n}; _s.add({n!r})"]
+    lines += ["    _set(_m, '__pydantic_fields_set__', _s); _set(_m, '__pydantic_extra__', None); _set(_m, '__pydantic_private__', None)",
+              "    return _m"]
+    return "\n".join(lines) + "\n", env
+
+def trusted_builder(cls: type[BaseModel]) -> Callable[..., BaseModel]:
+    "The function `trusted(cls, **values)` calls: `cls`'s fields as keyword arguments, written once per class."
+    b = _BUILDERS.get(cls)
+    if b is None:
+        if cls.__private_attributes__ or cls.model_config.get("extra") == "allow": raise TypeError(f"trusted: {cls.__name__} has private or extra fields")
+        source, env = _builder_source(cls)
+        exec(source, env); b = _BUILDERS[cls] = env[f"trusted_{cls.__name__}"]
+    return b
 
 def trusted(cls: type[BaseModel], /, **values) -> BaseModel:
     "A `cls` from `values` that are already valid (built here, or validated once): no validation, no copies."
-    names, required, defaults, factories = _SPECS.get(cls) or _spec(cls)
-    d = defaults.copy(); d.update(values)  # in field order, as validation makes it
-    if len(d) != len(defaults): raise TypeError(f"trusted: {cls.__name__} has no field {sorted(set(values) - names)}")
-    for n in required:
-        if n not in values: raise TypeError(f"trusted: {cls.__name__} needs {n!r}")
-    for n, f in factories:
-        if n not in values: d[n] = f()
-    m = _new(cls)
-    _set(m, "__dict__", d); _set(m, "__pydantic_fields_set__", set(values)); _set(m, "__pydantic_extra__", None); _set(m, "__pydantic_private__", None)
-    return m
+    return (_BUILDERS.get(cls) or trusted_builder(cls))(**values)
+
+_request_t, _message_t, _choice_t, _usage_t, _response_t = map(trusted_builder, (LLMRequest, Message, Choice, Usage, LLMResponse))  # for the hot paths
 
 # %% ../../nbs/01_llm.ipynb #c13954f9
 class _NotPlain(Exception): pass
@@ -250,16 +261,16 @@ _ROLES, _FINISH, _USAGE_FIELDS = frozenset(get_args(Role)), frozenset(get_args(F
 
 def _message_from(d) -> Message | None:
     if type(d) is not dict or len(d) > 2 or type(d.get("role")) is not str or d["role"] not in _ROLES: return None
-    if len(d) == 1: return trusted(Message, role=d["role"])
+    if len(d) == 1: return _message_t(role=d["role"])
     c = d.get("content", 0)
-    return trusted(Message, role=d["role"], content=c) if c is None or type(c) is str else None
+    return _message_t(role=d["role"], content=c) if c is None or type(c) is str else None
 
 def _usage_from(d) -> Usage | None:
     if type(d) is not dict or not _USAGE_FIELDS.issuperset(d): return None
     for k, v in d.items():
         if not (type(v) is int or (k == "cost" and (v is None or type(v) is float))): return None
     if type(d.get("cost")) is int: return None
-    return trusted(Usage, **d)
+    return _usage_t(**d)
 
 # %% ../../nbs/01_llm.ipynb #e50f9616
 def _response_from(d) -> LLMResponse | None:
@@ -272,9 +283,9 @@ def _response_from(d) -> LLMResponse | None:
         if type(c) is not dict or not {"message", "finish_reason"}.issuperset(c): return None
         m, fr = _message_from(c.get("message")), c.get("finish_reason", "stop")
         if m is None or type(fr) is not str or fr not in _FINISH: return None
-        choices.append(trusted(Choice, message=m, finish_reason=fr) if "finish_reason" in c else trusted(Choice, message=m))
+        choices.append(_choice_t(message=m, finish_reason=fr) if "finish_reason" in c else _choice_t(message=m))
     if usage is None: return None
-    return trusted(LLMResponse, choices=choices, usage=usage, **({"model": model} if "model" in d else {}))
+    return _response_t(choices=choices, usage=usage, **({"model": model} if "model" in d else {}))
 
 _FROM_LOG = {LLMResponse: _response_from}
 

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from fastcore.basics import patch
 
 from . import (Choice, FinishReason, LLMRequest, LLMResponse, Message, ToolCall,
-                                    Usage, assistant, trusted)
+                                    Usage, _choice_t, _message_t, _response_t, _usage_t, assistant, trusted)
 
 # %% auto #0
 __all__ = ['reply', 'text', 'tool_call', 'takes_key', 'FakeLLMClient', 'capped']
@@ -68,17 +68,24 @@ class FakeLLMClient:
 # %% ../../nbs/02_fake.ipynb #aa590f61
 def _said(content: str) -> LLMResponse:
     "`text(content)` for a str `content`, built trusted (the rest are constants)."
-    return trusted(LLMResponse, choices=[trusted(Choice, message=trusted(Message, role="assistant", content=content))])
+    return _response_t(choices=[_choice_t(message=_message_t(role="assistant", content=content))])
 
 @patch
-async def _one(self: FakeLLMClient, request: LLMRequest, key: str | None) -> LLMResponse:
+async def _script(self: FakeLLMClient, request: LLMRequest, key: str | None):
+    "What the script says to `request`, as it says it (awaited, if it is async)."
     out = self.model(request, key) if self.takes_key else self.model(request)
-    if inspect.isawaitable(out): out = await out
-    if type(out) is str: out = _said(out)  # the common case, built without validating constants
-    elif isinstance(out, str): out = text(out)
+    return await out if inspect.isawaitable(out) else out
+
+def _as_reply(out) -> LLMResponse:
+    if type(out) is str: return _said(out)  # the common case, built without validating constants
+    if isinstance(out, str): return text(out)
     if not isinstance(out, LLMResponse):
         raise TypeError(f"scripted model returned {type(out).__name__}; return an LLMResponse or a str")
     return out
+
+@patch
+async def _one(self: FakeLLMClient, request: LLMRequest, key: str | None) -> LLMResponse:
+    return _as_reply(await self._script(request, key))
 
 @patch
 def _note(self: FakeLLMClient, request: LLMRequest) -> None:
@@ -102,7 +109,14 @@ async def complete(self: FakeLLMClient, request: LLMRequest, call=None) -> LLMRe
     "Ask the script, once per sample; `call` is the engine's effect call (its `key` goes to a two-argument script)."
     self._note(request)
     key = getattr(call, "key", None)
-    outs = [await self._one(request, key)] if request.n == 1 else [await self._one(request, key) for _ in range(request.n)]
+    if request.n == 1 and request.max_tokens is None:  # one sample, no cap: the case nearly every call is
+        out = await self._script(request, key)
+        if type(out) is str:  # the response built once, with its usage, instead of a reply and then a copy of it
+            usage = _usage_t(prompt_tokens=_words(request.messages), completion_tokens=len(out.split()))
+            return _response_t(choices=[_choice_t(message=_message_t(role="assistant", content=out))],
+                           usage=usage, model=self.name)
+        outs = [_as_reply(out)]
+    else: outs = [await self._one(request, key) for _ in range(request.n)]
     choices = [c for o in outs for c in o.choices]
     if request.max_tokens is not None: choices = [capped(c, request.max_tokens) for c in choices]
     usage = outs[0].usage if len(outs) == 1 else sum((o.usage for o in outs), Usage())
@@ -110,5 +124,5 @@ async def complete(self: FakeLLMClient, request: LLMRequest, call=None) -> LLMRe
         usage = trusted(Usage, prompt_tokens=usage.prompt_tokens, completion_tokens=request.max_tokens * len(choices))
     if usage.total_tokens == 0:
         usage = trusted(Usage, prompt_tokens=_words(request.messages), completion_tokens=sum(_words([c.message]) for c in choices))
-    return trusted(LLMResponse, choices=choices, usage=usage, model=self.name)  # every part is a validated or trusted model
+    return _response_t(choices=choices, usage=usage, model=self.name)  # every part is a validated or trusted model
 
