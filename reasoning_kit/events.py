@@ -379,18 +379,13 @@ def _careful(lines: list[str], source: str, ends_clean: bool, repair: bool) -> l
 
 # %% ../nbs/00_events.ipynb #91e38ea4
 import gc
-from functools import partial
-from operator import is_
-
-_is_none = partial(is_, None)
-
 try: from orjson import loads as _loads  # a few times faster than the standard library's reader
 except ImportError: _loads = json.loads
 
 _EVENT_KEYS = frozenset(Event.model_fields)
 
-def _as_event(obj, seq: int) -> Event | None:
-    "The event `obj` holds when it is exactly the log's form at position `seq` (checked by hand); None: let pydantic judge."
+def _fields(obj, seq: int) -> tuple | None:
+    "`(kind, data, key, at)` when `obj` is exactly the log's form of an event at position `seq` (checked by hand); None: let pydantic judge."
     if type(obj) is not dict: return None
     if len(obj) == 5 and "data" in obj and "at" in obj and "key" in obj:  # as the log writes it: every field
         kind, data, key, at, s = obj.get("kind"), obj["data"], obj["key"], obj["at"], obj.get("seq")
@@ -399,7 +394,12 @@ def _as_event(obj, seq: int) -> Event | None:
     if s != seq or type(s) is not int or type(kind) is not str or type(data) is not dict or not (key is None or type(key) is str) or type(at) not in (float, int): return None
     kind = _seen_kinds.get(kind) or (_check_kind(kind) if _KIND.match(kind) else None)
     if kind is None: return None
-    return _event(kind, data, key, seq, float(at))
+    return kind, data, key, float(at)
+
+def _as_event(obj, seq: int) -> Event | None:
+    "The event `obj` holds when it is exactly the log's form at position `seq`; None: let pydantic judge."
+    f = _fields(obj, seq)
+    return None if f is None else _event(f[0], f[1], f[2], seq, f[3])
 
 # %% ../nbs/00_events.ipynb #d0bcfe95
 _DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))  # every digit to "0", everything else to " "
@@ -408,12 +408,16 @@ def _long_number(raw: bytes) -> bool:
     "Whether `raw` has a run of 19 digits: an integer that may not fit in 64 bits, which orjson reads as a float (json reads it exactly)."
     return b"0" * 19 in raw.translate(_DIGITS)  # two passes in C: a regex search takes twenty times as long
 
-def _fast(lines: list[str], exact: bool = False) -> list[Event] | None:
-    "The events of `lines` (after the header) when every line is exactly an event; None: some line needs the careful path."
+def _fast(lines: list[str], exact: bool = False) -> Events | None:
+    "The events of `lines` (after the header), packed, when every line is exactly an event; None: some line needs the careful path."
     try: objs = list(map(_loads, lines)) if not exact else [json.loads(l) if _long_number(l.encode()) else _loads(l) for l in lines]
     except ValueError: return None  # not JSON, or JSON that orjson refuses (NaN): the careful path decides
-    events = list(map(_as_event, objs, range(len(objs))))
-    return None if any(map(_is_none, events)) else events
+    evs = Events(); leaves = evs.leaves
+    for seq, obj in enumerate(objs):
+        f = _fields(obj, seq)
+        if f is None: return None
+        start = len(leaves); evs._add(pack(f[1], leaves, f[0]), f[2], f[3], start)
+    return evs  # the parsed dicts go with `objs`, before the collector is back on
 
 def _parse(text: str, source: str = "<text>", repair: bool = False, raw: bytes | None = None) -> Log:  # raw: `text` as read, if at hand
     lines = text.split("\n")
