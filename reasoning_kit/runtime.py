@@ -34,7 +34,7 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 
 from .events import SCHEMA_VERSION, Event, Events, Log, Timeline, fold, packed_part
-from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, _message_t, _request_t, from_log_form, log_form, trusted
+from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_form, log_form, trusted, trusted_builder
 
 # %% ../nbs/03_runtime.ipynb #f63c13b3
 class Status(str, Enum):
@@ -517,6 +517,8 @@ def rng(self: Context, key: str) -> random.Random:
     return random.Random(f"{self._run.seed}:{key}")
 
 # %% ../nbs/03_runtime.ipynb #d74caaf2
+_request_t, _message_t = trusted_builder(LLMRequest), trusted_builder(Message)
+
 @patch
 async def llm(self: Context, request: LLMRequest | list[Message] | str, *, key: str, stream: bool = False, **fields) -> LLMResponse:
     "Ask a model; `fields` override request fields (role, temperature, n, model ...)."

@@ -18,7 +18,7 @@ from fastcore.basics import patch
 
 from .common import apply_events
 from ..events import Event
-from ..llm import LLMRequest, _message_t, _request_t
+from ..llm import LLMRequest, Message, trusted_builder
 from ..runtime import (Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status, check_bool, check_choice,
                                    check_float, check_int, check_str)
 
@@ -447,6 +447,8 @@ def _hook(self: TreeOfThoughts, name: str) -> Callable:
     return f if f is not None else getattr(self._defaults, name)
 
 # %% ../../nbs/14_tot.ipynb #cf5f85e3
+_request_t, _message_t = trusted_builder(LLMRequest), trusted_builder(Message)  # built trusted: two strings, nothing to validate
+
 @patch
 async def _ask(self: TreeOfThoughts, ctx: Context, prompt, *, key: str, role: str, n: int = 1):
     "One model call for `role`: the hook's prompt, the role's system prompt, model and sampling options."

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from fastcore.basics import patch
 
 from . import (Choice, FinishReason, LLMRequest, LLMResponse, Message, ToolCall,
-                                    Usage, _choice_t, _message_t, _response_t, _usage_t, assistant, trusted)
+                                    Usage, assistant, trusted, trusted_builder)
 
 # %% auto #0
 __all__ = ['reply', 'text', 'tool_call', 'takes_key', 'FakeLLMClient', 'capped']
@@ -66,6 +66,8 @@ class FakeLLMClient:
 
 
 # %% ../../nbs/02_fake.ipynb #aa590f61
+_response_t, _choice_t, _message_t, _usage_t = map(trusted_builder, (LLMResponse, Choice, Message, Usage))  # the builders `trusted` calls
+
 def _said(content: str) -> LLMResponse:
     "`text(content)` for a str `content`, built trusted (the rest are constants)."
     return _response_t(choices=[_choice_t(message=_message_t(role="assistant", content=content))])
