@@ -242,9 +242,10 @@ def _results(s: RunState) -> Results:
     return s.results
 
 def _result(s: RunState, e: Event, eff: str):
-    s.pending.pop(e.key, None)
-    d = e.data; res = d.get("result")
-    _results(s)._answered(e.key, eff, res, packed_part(d, "result"))  # shares the log's packed copy
+    key, d = e.key, e.data
+    s.pending.pop(key, None)
+    res = d.get("result")
+    (s.results if type(s.results) is Results else _results(s))._answered(key, eff, res, packed_part(d, "result"))  # shares the log's packed copy
     if eff != "llm": return
     if d.get("served"): s.cached += 1
     if res:
@@ -365,30 +366,38 @@ class RunReducer:
     "Folds a run's events: the engine's into `RunState`, all of them into the algorithm's state."
     def __init__(self, algorithm: Algorithm | None = None):
         self.algorithm = algorithm
-        self._engine_part: dict[str, tuple] = {}  # kind -> (the engine's reducer for it or None, the effect it is part of or None), cached
+        self._engine_part: dict[str, Callable] = {}  # kind -> the function that folds it (see apply), made once per kind
 
     def initial(self) -> RunState:
         return RunState(algo=self.algorithm.initial() if self.algorithm else None)
 
 # %% ../nbs/03_runtime.ipynb #82afab09
 @patch
-def _part(self: RunReducer, kind: str) -> tuple:
-    f = _ENGINE_EVENTS.get(kind)
-    eff, _, part = kind.partition(".")
-    part = (f, None) if f is not None else (_EFFECT_PARTS.get(part) if kind.count(".") == 1 else None, eff)  # an effect part: f(s, e, effect)
-    self._engine_part[kind] = part
-    return part
+def _part(self: RunReducer, kind: str) -> Callable[[RunState, Event], None]:
+    "The function that folds an event of `kind`, made when the reducer first sees that kind."
+    alg = self.algorithm.apply if self.algorithm is not None else None
+    f, (eff, _, part) = _ENGINE_EVENTS.get(kind), kind.partition(".")
+    if kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
+        def fold_it(s, e): s.__dict__.update(self.initial().__dict__)
+    elif f is not None:
+        def fold_it(s, e):
+            f(s, e)
+            if alg is not None: alg(s.algo, e)
+    elif (f := _EFFECT_PARTS.get(part) if kind.count(".") == 1 else None) is not None:  # an effect's request, result or error
+        def fold_it(s, e):
+            if e.key is not None: f(s, e, eff)
+            if alg is not None: alg(s.algo, e)
+    elif alg is not None:
+        def fold_it(s, e): alg(s.algo, e)
+    else:
+        def fold_it(s, e): pass
+    self._engine_part[kind] = fold_it
+    return fold_it
 
 @patch
 def apply(self: RunReducer, s: RunState, e: Event):
     kind = e.kind
-    if kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
-        s.__dict__.update(self.initial().__dict__); return
-    f, eff = self._engine_part.get(kind) or self._part(kind)
-    if f is not None:
-        if eff is None: f(s, e)
-        elif e.key is not None: f(s, e, eff)
-    if self.algorithm is not None: self.algorithm.apply(s.algo, e)
+    (self._engine_part.get(kind) or self._part(kind))(s, e)
 
 # %% ../nbs/03_runtime.ipynb #d64de934
 def algorithm_of(events) -> Algorithm | None:
