@@ -383,11 +383,13 @@ try: from orjson import loads as _loads  # a few times faster than the standard 
 except ImportError: _loads = json.loads
 
 _EVENT_KEYS = frozenset(Event.model_fields)
+_LINE_KEYS = ("seq", "at", "kind", "key", "data")  # the fields of a line, in the order `_line` writes them
 
 def _fields(obj, seq: int) -> tuple | None:
     "`(kind, data, key, at)` when `obj` is exactly the log's form of an event at position `seq` (checked by hand); None: let pydantic judge."
     if type(obj) is not dict: return None
-    if len(obj) == 5 and "data" in obj and "at" in obj and "key" in obj:  # as the log writes it: every field
+    if tuple(obj) == _LINE_KEYS: s, at, kind, key, data = obj.values()  # as the log writes it, in its order: unpacked in one go
+    elif len(obj) == 5 and "data" in obj and "at" in obj and "key" in obj:  # every field, in another order
         kind, data, key, at, s = obj.get("kind"), obj["data"], obj["key"], obj["at"], obj.get("seq")
     elif _EVENT_KEYS.issuperset(obj): kind, data, key, at, s = obj.get("kind"), obj.get("data", {}), obj.get("key"), obj.get("at", 0.0), obj.get("seq")
     else: return None
@@ -412,11 +414,12 @@ def _fast(lines: list[str], exact: bool = False) -> Events | None:
     "The events of `lines` (after the header), packed, when every line is exactly an event; None: some line needs the careful path."
     try: objs = list(map(_loads, lines)) if not exact else [json.loads(l) if _long_number(l.encode()) else _loads(l) for l in lines]
     except ValueError: return None  # not JSON, or JSON that orjson refuses (NaN): the careful path decides
-    evs = Events(); leaves = evs.leaves
+    evs = Events(); leaves, heads, keys, ats, starts = evs.leaves, evs._heads, evs._keys, evs._ats, evs._starts
     for seq, obj in enumerate(objs):
         f = _fields(obj, seq)
         if f is None: return None
-        start = len(leaves); evs._add(pack(f[1], leaves, f[0]), f[2], f[3], start)
+        kind, data, key, at = f
+        starts.append(len(leaves)); heads.append(pack(data, leaves, kind)); keys.append(key); ats.append(at)
     return evs  # the parsed dicts go with `objs`, before the collector is back on
 
 def _parse(text: str, source: str = "<text>", repair: bool = False, raw: bytes | None = None) -> Log:  # raw: `text` as read, if at hand
