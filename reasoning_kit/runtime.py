@@ -34,7 +34,7 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 
 from .events import SCHEMA_VERSION, Event, Events, Log, Timeline, fold, packed_part
-from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_form, log_form, trusted, trusted_builder
+from .llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_form, log_form, trusted_builder
 
 # %% ../nbs/03_runtime.ipynb #f63c13b3
 class Status(str, Enum):
@@ -534,7 +534,7 @@ async def llm(self: Context, request: LLMRequest | list[Message] | str, *, key: 
     if type(request) is str and not fields: request = _request_t(messages=[_message_t(role="user", content=request)])
     elif isinstance(request, (str, list)):  # the fields are validated with the rest
         request = LLMRequest(messages=[Message(role="user", content=request)] if isinstance(request, str) else request, **fields)
-    elif fields and type(request) is LLMRequest: request = trusted(LLMRequest, **(request.__dict__ | fields))  # model_copy(update=), a third of its cost
+    elif fields and type(request) is LLMRequest: request = _request_t(**(request.__dict__ | fields))  # model_copy(update=), a third of its cost
     elif fields: request = request.model_copy(update=fields)
     return await self.effect("llm", key, request, stream=stream)
 

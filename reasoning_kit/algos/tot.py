@@ -447,20 +447,21 @@ def _hook(self: TreeOfThoughts, name: str) -> Callable:
     return f if f is not None else getattr(self._defaults, name)
 
 # %% ../../nbs/14_tot.ipynb #cf5f85e3
-_request_t, _message_t = trusted_builder(LLMRequest), trusted_builder(Message)  # built trusted: two strings, nothing to validate
+_request_t, _message_t = trusted_builder(LLMRequest), trusted_builder(Message)  # a request made of checked values: built trusted
 
 @patch
 async def _ask(self: TreeOfThoughts, ctx: Context, prompt, *, key: str, role: str, n: int = 1):
     "One model call for `role`: the hook's prompt, the role's system prompt, model and sampling options."
+    fields = {"role": role, "n": n}  # checked when the algorithm was made
+    if (model := getattr(self, f"{role}_model")) is not None: fields["model"] = model
+    if self.temperature is not None: fields["temperature"] = self.temperature
     if isinstance(prompt, str):
         sys_prompt = {"proposer": self.proposer_prompt or (PROPOSER_LIST_PROMPT if self.generate == "propose" else PROPOSER_PROMPT),
                       "evaluator": self.evaluator_prompt or (VOTER_PROMPT if self.evaluate == "vote" else _evaluator_prompt(self.score_scale)),
                       "synthesizer": self.synthesizer_prompt or SYNTHESIZER_PROMPT}[role]
-        prompt = _request_t(messages=[_message_t(role="system", content=sys_prompt), _message_t(role="user", content=prompt)])  # two strings: nothing to validate
-    elif not isinstance(prompt, LLMRequest): prompt = LLMRequest(messages=list(prompt))
-    fields = {"role": role, "n": n}
-    if (model := getattr(self, f"{role}_model")) is not None: fields["model"] = model
-    if self.temperature is not None: fields["temperature"] = self.temperature
+        messages = [_message_t(role="system", content=sys_prompt), _message_t(role="user", content=prompt)]
+        return await ctx.llm(_request_t(messages=messages, **fields), key=key)  # built once, fields and all: nothing to validate
+    if not isinstance(prompt, LLMRequest): prompt = LLMRequest(messages=list(prompt))
     return await ctx.llm(prompt, key=key, **fields)
 
 # %% ../../nbs/14_tot.ipynb #488f1cd6
