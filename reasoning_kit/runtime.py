@@ -366,38 +366,30 @@ class RunReducer:
     "Folds a run's events: the engine's into `RunState`, all of them into the algorithm's state."
     def __init__(self, algorithm: Algorithm | None = None):
         self.algorithm = algorithm
-        self._engine_part: dict[str, Callable] = {}  # kind -> the function that folds it (see apply), made once per kind
+        self._engine_part: dict[str, tuple] = {}  # kind -> (the engine's reducer for it or None, the effect it is part of or None), cached
 
     def initial(self) -> RunState:
         return RunState(algo=self.algorithm.initial() if self.algorithm else None)
 
 # %% ../nbs/03_runtime.ipynb #82afab09
 @patch
-def _part(self: RunReducer, kind: str) -> Callable[[RunState, Event], None]:
-    "The function that folds an event of `kind`, made when the reducer first sees that kind."
-    alg = self.algorithm.apply if self.algorithm is not None else None
-    f, (eff, _, part) = _ENGINE_EVENTS.get(kind), kind.partition(".")
-    if kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
-        def fold_it(s, e): s.__dict__.update(self.initial().__dict__)
-    elif f is not None:
-        def fold_it(s, e):
-            f(s, e)
-            if alg is not None: alg(s.algo, e)
-    elif (f := _EFFECT_PARTS.get(part) if kind.count(".") == 1 else None) is not None:  # an effect's request, result or error
-        def fold_it(s, e):
-            if e.key is not None: f(s, e, eff)
-            if alg is not None: alg(s.algo, e)
-    elif alg is not None:
-        def fold_it(s, e): alg(s.algo, e)
-    else:
-        def fold_it(s, e): pass
-    self._engine_part[kind] = fold_it
-    return fold_it
+def _part(self: RunReducer, kind: str) -> tuple:
+    f = _ENGINE_EVENTS.get(kind)
+    eff, _, part = kind.partition(".")
+    part = (f, None) if f is not None else (_EFFECT_PARTS.get(part) if kind.count(".") == 1 else None, eff)  # an effect part: f(s, e, effect)
+    self._engine_part[kind] = part
+    return part
 
 @patch
 def apply(self: RunReducer, s: RunState, e: Event):
     kind = e.kind
-    (self._engine_part.get(kind) or self._part(kind))(s, e)
+    if kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
+        s.__dict__.update(self.initial().__dict__); return
+    f, eff = self._engine_part.get(kind) or self._part(kind)
+    if f is not None:
+        if eff is None: f(s, e)
+        elif e.key is not None: f(s, e, eff)
+    if self.algorithm is not None: self.algorithm.apply(s.algo, e)
 
 # %% ../nbs/03_runtime.ipynb #d64de934
 def algorithm_of(events) -> Algorithm | None:
