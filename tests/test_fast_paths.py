@@ -104,3 +104,35 @@ def test_integers_past_64_bits_are_read_back_exactly():
     log = Log(); log.append("demo.said", {"n": -2**63 - 1, "m": 2**64 + 1, "ok": 2**63 - 1, "id": "12345678901234567890"})
     back = Log.from_jsonl(log.to_jsonl())
     assert back.events == log.events and [type(v) for v in back[0].data.values()] == [int, int, int, str]
+
+
+in_order = st.fixed_dictionaries({"seq": st.integers(0, 2) | st.just(True), "at": st.floats(allow_nan=False) | st.integers(0, 5) | st.just("1.5"),
+                                  "kind": st.sampled_from(["a.b", "Bad", "x.y_z"]), "key": st.none() | text | st.integers(0, 2),
+                                  "data": st.dictionaries(text, jsonish, max_size=2) | st.lists(text, max_size=1)})
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(in_order, max_size=4))
+def test_lines_in_the_logs_own_order_are_read_as_validation_reads_them(objs):
+    "A line whose fields come in the order the log writes them is unpacked in one go: it must be judged exactly as any other line is."
+    text = _header() + "".join(json.dumps(o) + "\n" for o in objs)
+    try: want = _careful(text.split("\n")[:-1], "<text>", True, False)
+    except LogFormatError as e: want = str(e)
+    try: got = Log.from_jsonl(text).events
+    except LogFormatError as e: got = str(e)
+    assert got == want
+
+
+fields = {"role": st.sampled_from(["user", "assistant"]), "content": st.none() | text, "name": st.none() | text,
+          "tool_calls": st.lists(calls, max_size=1), "reasoning": st.none() | text}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.fixed_dictionaries({"role": fields["role"]}, optional={k: v for k, v in fields.items() if k != "role"}))
+def test_a_trusted_builder_builds_what_validation_builds(values):
+    "Same fields, same defaults (fresh ones from factories), same fields set, for any subset of the fields given."
+    from reasoning_kit.llm import trusted_builder
+    built, valid = trusted_builder(Message)(**values), Message(**values)
+    assert built == valid and built.model_fields_set == valid.model_fields_set and list(built.__dict__) == list(valid.__dict__)
+    assert built.model_dump(exclude_unset=True) == valid.model_dump(exclude_unset=True)
+    assert trusted_builder(Message)(**values).thinking is not built.thinking
