@@ -93,14 +93,14 @@ finds 45 bytes a run kept after warm-up, so the rest is the allocator's, not a l
 Then models got straight-line trusted builders (trusted_builder), the scripted client built a str reply's response
 once, Log.read kept what it read packed, and TreeOfThoughts built each request once (main at 19928ea). Measured on a
 faster machine (2 cores, idle), this script run four times, alternating the commit before (a5a045a) and this one, so
-both see the same machine; each pair below is before -> after, from the second round (the first agrees within 10%):
+both see the same machine; each pair below is before -> after, from the second round (the first agrees within 10%, but for the file row: 135 -> 99):
 
                                                   before     after   unit      ratio before -> after
     floor: bare asyncio beam                         5.5       5.2   us/call
     engine alone: the beam over the Engine          51.6      43.3   us/call   9.4x -> 8.3x   (target <= 3x)
     TreeOfThoughts, log in memory                   73.5      62.7   us/call  13.4x -> 12.0x  (target <= 4x)
     TreeOfThoughts, log to a file (flush)          111.4     102.0   us/call  20.3x -> 19.6x
-    critical path, 10 ms model: wall time           72.3      71.1   ms        1.2x -> 1.2x   (target <= 1.1; run CPU 20 -> 11 ms)
+    critical path, 10 ms model: wall time           72.3      71.1   ms        1.2x -> 1.2x   (target <= 1.1; run CPU 12 -> 11 ms)
     replay of a recorded run                        67.3      61.2   us/call   1.0x -> 1.0x   (target >= 5x)
     fold of a 30,002-event log                     900.2     955.5   k ev/s                   (target >= 1,000k)
     read the JSON Lines log (validated, 4.5 MB)     27.1      38.9   MB/s      parser floor 76-79 MB/s (target >= 100)
