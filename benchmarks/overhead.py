@@ -93,7 +93,8 @@ finds 45 bytes a run kept after warm-up, so the rest is the allocator's, not a l
 Then models got straight-line trusted builders (trusted_builder), the scripted client built a str reply's response
 once, Log.read kept what it read packed, and TreeOfThoughts built each request once (main at 19928ea). Measured on a
 faster machine (2 cores, idle), this script run four times, alternating the commit before (a5a045a) and this one, so
-both see the same machine; each pair below is before -> after, from the second round (the first agrees within 10%, but for the file row: 135 -> 99):
+both see the same machine; each pair below is before -> after, from the second round (the first agrees within 10%,
+but for the file row: 135 -> 99):
 
                                                   before     after   unit      ratio before -> after
     floor: bare asyncio beam                         5.5       5.2   us/call
