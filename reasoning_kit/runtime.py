@@ -245,13 +245,14 @@ def _result(s: RunState, e: Event, eff: str):
     key, d = e.key, e.data
     s.pending.pop(key, None)
     res = d.get("result")
-    (s.results if type(s.results) is Results else _results(s))._answered(key, eff, res, packed_part(d, "result"))  # shares the log's packed copy
+    r = s.results if type(s.results) is Results else _results(s)
+    if (pp := packed_part(d, "result")) is None: r._put(key, eff, None, res, 0)  # folded from events read back: kept as it is
+    else: r._put(key, eff, pp[0], pp[1], pp[2])  # shares the log's packed copy
     if eff != "llm": return
     if d.get("served"): s.cached += 1
-    if res:
-        u = res.get("usage") or {}
+    if res and (u := res.get("usage")):
         s.prompt_tokens += u.get("prompt_tokens", 0); s.completion_tokens += u.get("completion_tokens", 0)
-        s.cached_tokens += u.get("cached_tokens", 0)
+        if "cached_tokens" in u: s.cached_tokens += u["cached_tokens"]
         if u.get("cost"): s.cost_nanos += round(u["cost"] * 1e9)
 
 def _error(s: RunState, e: Event, eff: str):
@@ -383,13 +384,15 @@ def _part(self: RunReducer, kind: str) -> tuple:
 @patch
 def apply(self: RunReducer, s: RunState, e: Event):
     kind = e.kind
-    if kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
-        s.__dict__.update(self.initial().__dict__); return
-    f, eff = self._engine_part.get(kind) or self._part(kind)
+    try: f, eff = self._engine_part[kind]
+    except KeyError:  # a kind not seen yet (never cached: run.resumed)
+        if kind == "run.resumed":  # the file goes on with a new run of the same algorithm: start afresh
+            s.__dict__.update(self.initial().__dict__); return
+        f, eff = self._part(kind)
     if f is not None:
         if eff is None: f(s, e)
         elif e.key is not None: f(s, e, eff)
-    if self.algorithm is not None: self.algorithm.apply(s.algo, e)
+    if (a := self.algorithm) is not None: a.apply(s.algo, e)
 
 # %% ../nbs/03_runtime.ipynb #d64de934
 def algorithm_of(events) -> Algorithm | None:
