@@ -422,13 +422,70 @@ def _fast(lines: list[str], exact: bool = False) -> Events | None:
         starts.append(len(leaves)); heads.append(pack(data, leaves, kind)); keys.append(key); ats.append(at)
     return evs  # the parsed dicts go with `objs`, before the collector is back on
 
+
+# %% ../nbs/00_events.ipynb #ebf597ef
+from operator import attrgetter, itemgetter
+try: import msgspec
+except ImportError: msgspec = None  # the per-line reader does it all, more slowly
+
+if msgspec is not None:
+    class _Line(msgspec.Struct, forbid_unknown_fields=True):
+        "An event's line as msgspec checks it: the envelope typed, the payload kept as its JSON text (checked, not built)."
+        seq: int
+        kind: str
+        data: msgspec.Raw = msgspec.Raw(b"{}")
+        key: str | None = None
+        at: float = 0.0
+    _lines_of, _value_of = msgspec.json.Decoder(list[_Line]).decode, msgspec.json.Decoder().decode
+
+class _Text:
+    "The head of an event read in one pass: its kind, and its payload built from the JSON text kept among the leaves."
+    __slots__ = ("kind",)
+    spec = None  # not a packed shape: nothing to share a part of (packed_part)
+    def __init__(self, kind: str): self.kind = kind
+    def __repr__(self): return f"_Text({self.kind!r})"
+    def __reduce__(self): return _text_head, (self.kind,)
+    def build(self, leaves: list, start: int) -> dict:
+        try: return _value_of(leaves[start])
+        except msgspec.DecodeError: return json.loads(bytes(leaves[start]))  # a number past a double (1e400): json reads it as inf
+
+_text_heads: dict[str, _Text] = {}  # kind -> its one head
+_first = itemgetter(0)
+
+def _text_head(kind: str) -> _Text:
+    h = _text_heads.get(kind)
+    if h is None: h = _text_heads[kind] = _Text(_check_kind(kind))
+    return h
+
+def _whole(raw: bytes) -> Events | None:
+    "The events of `raw` (a whole file, header first, ending in a newline) in one parse; None: let the per-line reader judge."
+    if msgspec is None: return None
+    cut = raw.index(b"\n") + 1  # the header's line is checked already
+    if cut == len(raw): return Events()
+    try: lines = _lines_of(b"".join((b"[", memoryview(raw.replace(b"\n", b","))[cut:-1], b"]")))  # the lines as one array
+    except msgspec.DecodeError: return None  # not JSON, or not an event's form: the per-line readers name the line
+    n, col = len(lines), lambda name: list(map(attrgetter(name), lines))  # a column, taken in C
+    if col("seq") != list(range(n)): return None
+    kinds = col("kind")
+    if not all(k in _text_heads or _KIND.match(k) for k in set(kinds)): return None
+    data = col("data")
+    if set(map(_first, map(memoryview, data))) - {123}: return None  # every payload an object: "{"
+    evs = Events()
+    evs._heads, evs._keys, evs.leaves = [_text_heads.get(k) or _text_head(k) for k in kinds], col("key"), data
+    evs._ats, evs._starts = array("d", col("at")), array("q", range(n))
+    return evs
+
+# %% ../nbs/00_events.ipynb #955ee065
 def _parse(text: str, source: str = "<text>", repair: bool = False, raw: bytes | None = None) -> Log:  # raw: `text` as read, if at hand
-    lines = text.split("\n")
     ends_clean = text.endswith("\n") or text == ""
-    if ends_clean: lines = lines[:-1]
-    _header_of(lines, source)
+    _header_of([text[:text.find("\n")] if ends_clean else text.split("\n", 1)[0]] if text else [], source)
+    raw = text.encode() if raw is None else raw
     collecting = gc.isenabled(); gc.disable()  # no cycles are made here: don't let the collector walk the list as it grows
-    try: events = _fast(lines[1:], exact=_long_number(text.encode() if raw is None else raw)) if ends_clean else None
+    try:
+        events = _whole(raw) if ends_clean else None
+        if events is None:
+            lines = text.split("\n")[:-1] if ends_clean else text.split("\n")
+            if ends_clean: events = _fast(lines[1:], exact=_long_number(raw))
     finally:
         if collecting: gc.enable()
     return Log(events if events is not None else _careful(lines, source, ends_clean, repair))

@@ -136,3 +136,28 @@ def test_a_trusted_builder_builds_what_validation_builds(values):
     assert built == valid and built.model_fields_set == valid.model_fields_set and list(built.__dict__) == list(valid.__dict__)
     assert built.model_dump(exclude_unset=True) == valid.model_dump(exclude_unset=True)
     assert trusted_builder(Message)(**values).thinking is not built.thinking
+
+
+literals = (st.sampled_from(["1e400", "-1E+400", "1e-400", "123456789012345678901234567890", "-0.0", "1.7976931348623157e308", "5e-324",
+                             "0.1", "true", "null", '"\\ud800"', '"\\ud83d\\ude00"', '"\\u00e9"', '"a\\"b"', '"\\n"', "NaN", "[]", "{}", "01"])
+            | st.integers().map(str) | st.floats(allow_nan=False, allow_infinity=False).map(repr)
+            | st.text(max_size=6).map(lambda s: json.dumps(s, ensure_ascii=False)))
+payload_texts = st.lists(st.tuples(st.sampled_from(["a", "b", "data", "é"]), literals), max_size=3).map(
+    lambda kv: "{" + ",".join(f'"{k}":{v}' for k, v in kv) + "}") | literals
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(payload_texts, max_size=4))
+def test_the_one_pass_reader_reads_what_the_careful_one_reads(payloads):
+    """Payloads written by hand, numbers past a double, lone surrogates and non-objects among them: the one-pass msgspec reader gives
+    exactly the events (or the error) of the careful reader; when it declines a file, the per-line readers judge it."""
+    from reasoning_kit.events import _whole
+    text = _header() + "".join(f'{{"seq":{i},"at":0.5,"kind":"a.b","key":null,"data":{p}}}\n' for i, p in enumerate(payloads))
+    try: want = _careful(text.split("\n")[:-1], "<text>", True, False)
+    except (LogFormatError, ValueError) as e: want = (type(e), str(e))
+    try: got = Log.from_jsonl(text).events
+    except (LogFormatError, ValueError) as e: got = (type(e), str(e))
+    assert got == want
+    whole = _whole(text.encode())
+    if whole is not None:  # taken: every event as the careful reader built it, keys in the same order
+        assert isinstance(want, list) and whole == want and [list(e.data) for e in whole] == [list(e.data) for e in want]
