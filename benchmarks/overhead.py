@@ -108,6 +108,30 @@ but for the file row: 135 -> 99):
     memory of a finished 110-call ToT Outcome       94.3      94.2   KiB                      (target <= 100)
     1,000 ToT runs, outcomes kept (RSS growth)      75.0      73.9   MiB                      (target < 100)
 
+Then the fold looked each kind up once and put answers straight into Results' columns, and Log.read parsed a
+whole file in one msgspec pass, its payloads checked and kept as text (main at 93866e6). Measured by running this
+script twice each, alternating the commit before (2c832b8) and this one, on a noisy 2-core VM: the floor moved from
+5.6 to 9.0 us between runs, so the per-call rows below are noise, not change (neither commit touches a live call's
+path beyond the fold). The fold and read rows are medians of five more alternating runs of fold_and_read alone:
+
+                                                  before           after            unit
+    floor: bare asyncio beam                      5.8, 9.0         7.7, 5.6         us/call
+    engine alone: the beam over the Engine        7.2x, 6.7x       6.3x, 8.1x       (target <= 3x)
+    TreeOfThoughts, log in memory                 11.0x, 7.8x      9.0x, 13.2x      (target <= 4x)
+    critical path, 10 ms model: wall time         1.2x, 1.2x       1.3x, 1.2x       (target <= 1.1)
+    replay of a recorded run                      1.0x, 1.0x       1.1x, 1.2x       (target >= 5x)
+    fold of a 30,002-event log                    873              921              k ev/s, median of 5 (594-1063 from run to run)
+    read the JSON Lines log (validated, 4.5 MB)   35.5             125.2            MB/s, median of 5 (target >= 100)
+      orjson.loads of each line, nothing checked  55-73            55-73            MB/s
+      msgspec's one pass alone                    -                192-265          MB/s
+      read, then fold: a file to its state        151 (23 MB/s)    274 (41 MB/s)    k ev/s, median of 5
+    memory of a finished 110-call ToT Outcome     92.7, 93.8       94.2, 94.1       KiB (target <= 100)
+    1,000 ToT runs, outcomes kept (RSS growth)    73.0, 75.4       83.7, 84.0       MiB (target < 100)
+
+The RSS row depends on the heap the earlier rows leave behind: run alone (memory() after nothing else) both commits
+grow 89.4 MiB. A fold of llm.result events costs about 1.9 us each, three times a request's and eight times a domain
+event's: that row is most of what is left between the fold and 1M events/s.
+
 Where the rest goes, measured beside this script (diagnostics, not part of it): with a client that hands back one
 prebuilt response the engine beam costs 29 us a call, so the scripted client's work is about 13 us of the 43; the
 garbage collector takes about 11 us a call (gc disabled: 36 us), most of it full collections walking the process's
@@ -126,7 +150,9 @@ import tracemalloc
 from pathlib import Path
 
 from reasoning_kit.algos import TreeOfThoughts
-from reasoning_kit.events import Log, _loads, fold  # _loads: the JSON parser Log.read uses (orjson, or json without it)
+from reasoning_kit.events import Log, _loads, fold  # _loads: the per-line reader's JSON parser (orjson, or json without it)
+from reasoning_kit import events as _events
+_lines_of = getattr(_events, "_lines_of", None)  # the one-pass parse Log.read makes first (msgspec), None without msgspec
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.runtime import Algorithm, Engine, RunReducer
 
@@ -319,12 +345,22 @@ def fold_and_read(n: int = 10_000):
         t_json = med(lambda: [json.loads(line) for line in p.read_text(encoding="utf-8").split("\n")[1:-1]], 3)
         row(f"read the JSON Lines log (validated, {mb:.1f} MB)", mb / t, "MB/s", t_json / t,
             "vs json.loads of each line; target >= 100 MB/s")
-        def parse_only():  # the parser Log.read uses, alone, with the collector off as Log.read has it
+        def per_line():  # the per-line reader's parser, alone, with the collector off as Log.read has it
             gc.disable()
             try: return list(map(_loads, p.read_text(encoding="utf-8").split("\n")[1:-1]))
             finally: gc.enable()
-        row(f"  {_loads.__module__}.loads of each line, nothing checked", mb / med(parse_only, 3), "MB/s", None,
-            "the floor of a read on this machine: no validated read can beat its parser")
+        row(f"  {_loads.__module__}.loads of each line, nothing checked", mb / med(per_line, 3), "MB/s", None,
+            "the per-line reader's parser alone (Log.read's fallback)")
+        if _lines_of is not None:
+            def one_pass():  # the one-pass parse Log.read makes first, alone: msgspec, the payloads kept as text
+                gc.disable()
+                try: raw = p.read_bytes(); cut = raw.index(b"\n") + 1; return _lines_of(b"[" + raw[cut:-1].replace(b"\n", b",") + b"]")
+                finally: gc.enable()
+            row("  msgspec's one pass alone, payloads as text", mb / med(one_pass, 3), "MB/s", None,
+                "the floor of Log.read on this machine: no validated read can beat its parser")
+        t_back = med(lambda: fold(Log.read(p), RunReducer(Sequential(n))), 3)
+        row("  read, then fold: a file to its state", len(events) / t_back / 1e3, "k ev/s", None,
+            f"{mb / t_back:.1f} MB/s: a payload read from a file is built when the fold reads it")
     t_noop = med(lambda: fold(events, Noop()))
     row("  fold with a reducer that does nothing", len(events) / t_noop / 1e3, "k ev/s", None, "the floor of a fold on this machine")
 
