@@ -450,7 +450,6 @@ class _Text:
         except msgspec.DecodeError: return json.loads(bytes(leaves[start]))  # a number past a double (1e400): json reads it as inf
 
 _text_heads: dict[str, _Text] = {}  # kind -> its one head
-_first = itemgetter(0)
 
 def _text_head(kind: str) -> _Text:
     h = _text_heads.get(kind)
@@ -467,18 +466,19 @@ def _whole(raw: bytes) -> Events | None:
     n, col = len(lines), lambda name: list(map(attrgetter(name), lines))  # a column, taken in C
     if col("seq") != list(range(n)): return None
     kinds = col("kind")
-    if not all(k in _text_heads or _KIND.match(k) for k in set(kinds)): return None
+    if not all(map(_KIND.match, set(kinds))): return None  # every kind dotted, checked once per kind
+    head = {k: _text_head(k) for k in set(kinds)}
     data = col("data")
-    if set(map(_first, map(memoryview, data))) - {123}: return None  # every payload an object: "{"
+    if set(map(itemgetter(0), map(memoryview, data))) - {123}: return None  # every payload an object: "{"
     evs = Events()
-    evs._heads, evs._keys, evs.leaves = [_text_heads.get(k) or _text_head(k) for k in kinds], col("key"), data
+    evs._heads, evs._keys, evs.leaves = list(map(head.__getitem__, kinds)), col("key"), data
     evs._ats, evs._starts = array("d", col("at")), array("q", range(n))
     return evs
 
 # %% ../nbs/00_events.ipynb #955ee065
 def _parse(text: str, source: str = "<text>", repair: bool = False, raw: bytes | None = None) -> Log:  # raw: `text` as read, if at hand
     ends_clean = text.endswith("\n") or text == ""
-    _header_of([text[:text.find("\n")] if ends_clean else text.split("\n", 1)[0]] if text else [], source)
+    _header_of([text[:i] if (i := text.find("\n")) >= 0 else text] if text else [], source)  # its first line: no copy of the rest
     raw = text.encode() if raw is None else raw
     collecting = gc.isenabled(); gc.disable()  # no cycles are made here: don't let the collector walk the list as it grows
     try:

@@ -246,13 +246,12 @@ def _result(s: RunState, e: Event, eff: str):
     s.pending.pop(key, None)
     res = d.get("result")
     r = s.results if type(s.results) is Results else _results(s)
-    if (pp := packed_part(d, "result")) is None: r._put(key, eff, None, res, 0)  # folded from events read back: kept as it is
-    else: r._put(key, eff, pp[0], pp[1], pp[2])  # shares the log's packed copy
+    r._put(key, eff, *(packed_part(d, "result") or (None, res, 0)))  # shares the log's packed copy (read back: kept as it is)
     if eff != "llm": return
     if d.get("served"): s.cached += 1
     if res and (u := res.get("usage")):
         s.prompt_tokens += u.get("prompt_tokens", 0); s.completion_tokens += u.get("completion_tokens", 0)
-        if "cached_tokens" in u: s.cached_tokens += u["cached_tokens"]
+        s.cached_tokens += u.get("cached_tokens", 0)
         if u.get("cost"): s.cost_nanos += round(u["cost"] * 1e9)
 
 def _error(s: RunState, e: Event, eff: str):
