@@ -227,12 +227,26 @@ LOOP = asyncio.new_event_loop()
 
 def cpu_per_call(make, runs: int, samples: int = 5) -> float:
     "Median over `samples` of the CPU time per model call of `runs` runs of `make()`."
-    async def many():
+    return statistics.median(paired([make], runs, samples)[0])
+
+
+def paired(makes: list, runs: int, samples: int = 5) -> list[list[float]]:
+    """CPU time per model call of `runs` runs of each of `makes`, `samples` times over, taken in turn within
+    each sample: a ratio of two of them is read sample by sample, so a machine that slows down between
+    samples slows both sides of it."""
+    async def many(make):
         for _ in range(runs): await make()
-    out = []
+    out = [[] for _ in makes]
     for _ in range(samples):
-        t = time.process_time(); LOOP.run_until_complete(many()); out.append((time.process_time() - t) / (runs * CALLS))
-    return statistics.median(out)
+        for make, ts in zip(makes, out):
+            t = time.process_time(); LOOP.run_until_complete(many(make)); ts.append((time.process_time() - t) / (runs * CALLS))
+    return out
+
+
+def ratio(xs: list[float], base: list[float]) -> tuple[float, float, float]:
+    "The median, lowest and highest of the sample-by-sample ratios xs[i] / base[i]."
+    r = [x / b for x, b in zip(xs, base)]
+    return statistics.median(r), min(r), max(r)
 
 
 def row(label, value, unit, ratio=None, target=""):
@@ -245,16 +259,17 @@ def overhead(runs: int):
     assert check.calls == CALLS and check.status.value == "ok", (check.calls, check.status)
     beam = LOOP.run_until_complete(engine_run(Beam()))
     assert beam.calls == CALLS and beam.value["answer"] == LOOP.run_until_complete(floor_beam())[0][0]
-    floor = cpu_per_call(floor_beam, runs)
-    eng = cpu_per_call(lambda: engine_run(Beam()), runs)
-    full = cpu_per_call(lambda: engine_run(tot()), runs)
+    floor, eng, full = paired([floor_beam, lambda: engine_run(Beam()), lambda: engine_run(tot())], runs)
     with tempfile.TemporaryDirectory() as d:
         n = iter(range(10**9))
         filed = cpu_per_call(lambda: engine_run(tot(), log=Path(d) / f"{next(n)}.jsonl"), runs)
-    row("floor: bare asyncio beam", floor * 1e6, "us/call", 1.0)
-    row("engine alone: the beam over the Engine", eng * 1e6, "us/call", eng / floor, "target <= 3x")
-    row("TreeOfThoughts, log in memory", full * 1e6, "us/call", full / floor, "target <= 4x")
-    row("TreeOfThoughts, log to a file (flush)", filed * 1e6, "us/call", filed / floor)
+    f = statistics.median(floor)
+    row("floor: bare asyncio beam", f * 1e6, "us/call", 1.0)
+    for label, xs, target in (("engine alone: the beam over the Engine", eng, "target <= 3x"),
+                              ("TreeOfThoughts, log in memory", full, "target <= 4x")):
+        r, lo, hi = ratio(xs, floor)
+        row(label, statistics.median(xs) * 1e6, "us/call", r, f"{target} (samples {lo:.1f}-{hi:.1f}x)")
+    row("TreeOfThoughts, log to a file (flush)", filed * 1e6, "us/call", filed / f)
     return check
 
 
@@ -271,11 +286,12 @@ def critical_path(latency: float = 0.01):
 
 
 def replay(live, runs: int):
-    t_live = cpu_per_call(lambda: engine_run(tot()), runs)
     again = LOOP.run_until_complete(engine_run(tot(), replay=live.log))
     assert again.value == live.value and again.sent == {}, again.sent
-    t_rep = cpu_per_call(lambda: engine_run(tot(), replay=live.log), runs)
-    row("replay of a recorded run", t_rep * 1e6, "us/call", t_live / t_rep, "live / replay; target >= 5x")
+    t_live, t_rep = paired([lambda: engine_run(tot()), lambda: engine_run(tot(), replay=live.log)], runs)
+    r, lo, hi = ratio(t_live, t_rep)
+    row("replay of a recorded run", statistics.median(t_rep) * 1e6, "us/call", r,
+        f"live / replay; target >= 5x (samples {lo:.1f}-{hi:.1f}x)")
 
 
 def memory(kept: int):
