@@ -160,7 +160,7 @@ class Events(Sequence):
     __slots__ = ("_heads", "_keys", "_ats", "_starts", "leaves")
     def __init__(self, events: Iterable[Event] = ()):
         self._heads: list = []  # per event: its payload's Shape (which knows the kind), or the Event itself when it was given whole
-        self._keys, self._ats, self._starts = [], array("d"), array("q")
+        self._keys, self._ats, self._starts = [], array("d"), array("Q")
         self.leaves: list = []  # every packed payload's leaves, one after another
         if isinstance(events, Events): self._copy(events)
         else:
@@ -472,7 +472,7 @@ def _whole(raw: bytes) -> Events | None:
     if set(map(itemgetter(0), map(memoryview, data))) - {123}: return None  # every payload an object: "{"
     evs = Events()
     evs._heads, evs._keys, evs.leaves = list(map(head.__getitem__, kinds)), col("key"), data
-    evs._ats, evs._starts = array("d", col("at")), array("q", range(n))
+    evs._ats, evs._starts = array("d", col("at")), array("Q", range(n))
     return evs
 
 # %% ../nbs/00_events.ipynb #955ee065
