@@ -138,6 +138,27 @@ garbage collector takes about 11 us a call (gc disabled: 36 us), most of it full
 heap after each run's survivors, which are mostly the requests FakeLLMClient keeps (keep=0: 43.5 -> 39 us). Replay
 runs the algorithm again and logs every call again (request, answer marked replayed), skipping only the client, so
 with an instant scripted model it cannot be much cheaper than live; against a real model it skips the whole wait.
+
+Then (main at this round's end) the per-call and replay rows took their samples in turn and print the median
+of the sample-by-sample ratios, and the critical path got a row for the bare asyncio beam under the same 10 ms
+model: on this VM it takes 1.065-1.075x by itself (waking up six times costs about 3 ms of CPU here), which
+leaves the engine about 2 ms of CPU for the 1.1x target. Timings on this VM move by 20% between runs, so the
+code changes of this round were measured by instructions executed (valgrind --tool=callgrind, the difference
+between 10 and 30 runs, PYTHONHASHSEED=0), which repeat exactly:
+
+                                                  before (87f43dd)   after      unit
+    engine alone: the beam over the Engine        326,275            306,416    instructions/call (-6.1%)
+    TreeOfThoughts, log in memory                 491,875            468,092    instructions/call (-4.8%)
+    floor: bare asyncio beam                       53,450                       instructions/call
+    fold, per event (30,002-event log)              7,076              6,367    instructions/event (-10%)
+      of it, an llm.result                         13,177             11,056
+    fold, timed (alternating runs)                945-1,019k       1,047-1,153k events/s
+
+The changes: the fold puts an answer without a *args call; the offsets columns are array("Q") (an append to
+"q" goes through the argument parser: 72 ns, against 36); events and trusted models set pydantic's three slots
+through their descriptors instead of object.__setattr__ (an Event: 500 -> 380 ns); with_call_ids checks a reply
+without a generator, and the scripted client skips inspect.isawaitable for a str (212 ns). In time these are
+inside this machine's noise for the per-call rows (engine 7.1-7.3x -> 7.0-7.4x, ToT 10.7-10.8x -> 10.3-10.5x).
 """
 import argparse
 import asyncio

@@ -119,7 +119,7 @@ def _packer_lines(spec, var: str, names: dict, lines: list, leaves: list):
     for kid, s in zip(kids, spec[-1]): _packer_lines(s, kid, names, lines, leaves)
 
 def _compile_packer(shape: Shape):
-    names, lines, leaves = {"N": (dict, list)}, [], []
+    names, lines, leaves = {"N": frozenset((dict, list))}, [], []  # N: a set, so `type(x) in N` is a hash, not two compares
     _packer_lines(shape.spec, "v", names, lines, leaves)
     body = "".join(f"    {l}\n" for l in lines)
     exec(f"def packer(v, out):\n{body}    out += ({''.join(f'{l}, ' for l in leaves)})\n    return True\n", names)
@@ -243,7 +243,9 @@ def _check_kind(kind: str) -> str:
 
 _FIELDS = set(Event.model_fields)  # shared by every event built here: pydantic copies it before changing it (model_copy)
 
-_new, _set = object.__new__, object.__setattr__
+_new = object.__new__
+_SLOTS = ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")  # pydantic's own slots on every model
+_fields_set, _extra, _private = (BaseModel.__dict__[n].__set__ for n in _SLOTS)  # their setters: object.__setattr__ looks each up first, a third more
 _just_packed: list = [None, None, 0]  # the payload being appended, its log's events and its seq, while its listeners run (see packed_part)
 
 def _event(kind: str, data: dict, key: str | None, seq: int, at: float) -> Event:
@@ -251,7 +253,7 @@ def _event(kind: str, data: dict, key: str | None, seq: int, at: float) -> Event
     ev = _new(Event)
     d = ev.__dict__  # filled in field order, it shares its keys with every other event's: a fifth smaller than a dict of its own
     d["kind"] = kind; d["data"] = data; d["key"] = key; d["seq"] = seq; d["at"] = at
-    _set(ev, "__pydantic_fields_set__", _FIELDS); _set(ev, "__pydantic_extra__", None); _set(ev, "__pydantic_private__", None)
+    _fields_set(ev, _FIELDS); _extra(ev, None); _private(ev, None)
     return ev
 
 @patch

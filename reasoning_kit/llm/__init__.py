@@ -133,12 +133,14 @@ class LLMResponse(BaseModel):
 
 # %% ../../nbs/01_llm.ipynb #07c6fcab
 _BUILDERS: dict[type, Callable] = {}  # model class -> its trusted builder
-_new, _set = object.__new__, object.__setattr__
+_new = object.__new__
+_SLOTS = ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")  # pydantic's own slots on every model
+_fields_set, _extra, _private = (BaseModel.__dict__[n].__set__ for n in _SLOTS)  # their setters: object.__setattr__ looks each up first, a third more
 _UNSET = object()  # a field that was not given
 
 def _builder_source(cls: type[BaseModel]) -> tuple[str, dict]:
     name, fs = cls.__name__, cls.model_fields
-    env = {"_new": _new, "_set": _set, "_U": _UNSET, "_cls": cls}
+    env = {"_new": _new, "_fs": _fields_set, "_ex": _extra, "_pr": _private, "_U": _UNSET, "_cls": cls}
     lines = [f"def trusted_{name}(*, {''.join(f'{n}=_U, ' for n in fs)}**_x):",
              f"    if _x: raise TypeError(f'trusted: {name} has no field {{sorted(_x)}}')",
              "    _m = _new(_cls); _d = _m.__dict__; _s = set()"]  # filled in place, in field order: its keys shared with every other instance's
@@ -147,7 +149,7 @@ def _builder_source(cls: type[BaseModel]) -> tuple[str, dict]:
         elif f.default_factory is not None: env[f"_F_{n}"] = f.default_factory; missing = f"_d[{n!r}] = _F_{n}()"
         else: env[f"_D_{n}"] = f.default; missing = f"_d[{n!r}] = _D_{n}"
         lines += [f"    if {n} is _U: {missing}", f"    else: _d[{n!r}] = {n}; _s.add({n!r})"]
-    lines += ["    _set(_m, '__pydantic_fields_set__', _s); _set(_m, '__pydantic_extra__', None); _set(_m, '__pydantic_private__', None)",
+    lines += ["    _fs(_m, _s); _ex(_m, None); _pr(_m, None)",
               "    return _m"]
     return "\n".join(lines) + "\n", env
 
@@ -416,7 +418,10 @@ async def handle(self: LLMHandler, request: LLMRequest, call) -> LLMResponse:
 
 def with_call_ids(response: LLMResponse, key: str) -> LLMResponse:
     "Give tool calls without an id a deterministic one: `<key>#<choice>.<call>`."
-    if all(tc.id for ch in response.choices for tc in ch.message.tool_calls): return response
+    for ch in response.choices:  # most replies have no tool calls, and this runs on every one: no generator for them
+        calls = ch.message.tool_calls
+        if calls and not all(tc.id for tc in calls): break
+    else: return response
     response = response.model_copy(deep=True)
     for i, ch in enumerate(response.choices):
         for j, tc in enumerate(ch.message.tool_calls):

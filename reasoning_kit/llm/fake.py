@@ -76,6 +76,7 @@ def _said(content: str) -> LLMResponse:
 async def _script(self: FakeLLMClient, request: LLMRequest, key: str | None):
     "What the script says to `request`, as it says it (awaited, if it is async)."
     out = self.model(request, key) if self.takes_key else self.model(request)
+    if type(out) is str: return out  # the common case: inspect.isawaitable costs as much as building the reply
     return await out if inspect.isawaitable(out) else out
 
 def _as_reply(out) -> LLMResponse:
