@@ -23,8 +23,8 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 # %% auto #0
-__all__ = ['SCHEMA_VERSION', 'DURABILITY', 'LOG_FORMAT', 'TORN', 'Event', 'Shape', 'pack', 'unpack', 'Events', 'Log',
-           'packed_part', 'LogFormatError', 'LogLocked', 'Reducer', 'fold', 'Timeline']
+__all__ = ['SCHEMA_VERSION', 'DURABILITY', 'pydantic_slot_setters', 'LOG_FORMAT', 'TORN', 'Event', 'Shape', 'pack', 'unpack',
+           'Events', 'Log', 'packed_part', 'LogFormatError', 'LogLocked', 'Reducer', 'fold', 'Timeline']
 
 # %% ../nbs/00_events.ipynb #19079dba
 SCHEMA_VERSION = 1  # bump when the meaning of a stored event changes; old logs must still fold
@@ -244,8 +244,8 @@ def _check_kind(kind: str) -> str:
 _FIELDS = set(Event.model_fields)  # shared by every event built here: pydantic copies it before changing it (model_copy)
 
 _new = object.__new__
-_SLOTS = ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")  # pydantic's own slots on every model
-_fields_set, _extra, _private = (BaseModel.__dict__[n].__set__ for n in _SLOTS)  # their setters: object.__setattr__ looks each up first, a third more
+pydantic_slot_setters = tuple(BaseModel.__dict__[n].__set__ for n in ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"))  # for code that builds models without validating them (here, and llm's trusted builders): object.__setattr__ looks each slot up first, a third more
+_fields_set, _extra, _private = pydantic_slot_setters
 _just_packed: list = [None, None, 0]  # the payload being appended, its log's events and its seq, while its listeners run (see packed_part)
 
 def _event(kind: str, data: dict, key: str | None, seq: int, at: float) -> Event:

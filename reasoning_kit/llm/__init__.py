@@ -12,6 +12,7 @@ from importlib.metadata import entry_points
 from typing import Any, AsyncIterator, Callable, Literal, Protocol, runtime_checkable
 
 from fastcore.basics import patch
+from ..events import pydantic_slot_setters
 from pydantic import BaseModel, Field, ValidationError, model_serializer
 
 # %% auto #0
@@ -134,8 +135,7 @@ class LLMResponse(BaseModel):
 # %% ../../nbs/01_llm.ipynb #07c6fcab
 _BUILDERS: dict[type, Callable] = {}  # model class -> its trusted builder
 _new = object.__new__
-_SLOTS = ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")  # pydantic's own slots on every model
-_fields_set, _extra, _private = (BaseModel.__dict__[n].__set__ for n in _SLOTS)  # their setters: object.__setattr__ looks each up first, a third more
+_fields_set, _extra, _private = pydantic_slot_setters  # pydantic's own slots, set without a lookup
 _UNSET = object()  # a field that was not given
 
 def _builder_source(cls: type[BaseModel]) -> tuple[str, dict]:
