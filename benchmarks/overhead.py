@@ -159,6 +159,35 @@ The changes: the fold puts an answer without a *args call; the offsets columns a
 through their descriptors instead of object.__setattr__ (an Event: 500 -> 380 ns); with_call_ids checks a reply
 without a generator, and the scripted client skips inspect.isawaitable for a str (212 ns). In time these are
 inside this machine's noise for the per-call rows (engine 7.1-7.3x -> 7.0-7.4x, ToT 10.7-10.8x -> 10.3-10.5x).
+
+Then the question turned from "what is left to cut" to "how low can a logged call go", and the second row was
+added: `least_model` makes the floor's calls with nothing but what the targets leave no engine to skip, the
+public types built trusted (an LLMRequest and its Message; an LLMResponse, its Choice, Message and Usage), each
+logged in its log form and folded by the RunReducer, in one straight-line coroutine: no handler, no task per
+call, no budget, no replay index, no dedupe. Main at this round's end, one run of this script (the floor at
+7.8 us; this VM runs about 40% slower today than in the tables above):
+
+    floor: bare asyncio beam                            7.8 us/call      1.0x
+      least a logged call costs (see least_model)      39.6 us/call      5.1x   (samples 4.9-6.7x)
+    engine alone: the beam over the Engine             63.5 us/call      8.2x   target <= 3x
+    TreeOfThoughts, log in memory                      96.0 us/call     12.4x   target <= 4x
+    critical path, 10 ms model: wall time              74.9 ms           1.25x  target <= 1.1 (bare asyncio: 1.05x)
+    replay of a recorded run                           90.3 us/call      1.0x   target >= 5x
+
+With the collector off the bound is the same within noise (4.9x), so it is the objects and the log, not the
+collector. Timed alone (timeit), its pieces are: the request built 2.5 us and written in log form 1.9 us, its
+event appended and folded 3.8 us; the response built 3.4 us, in log form 2.4 us, appended and folded 5.8 us.
+So with these types and the log always on, a call cannot cost less than about 5x the floor here, and the
+engine's own machinery (keys and dedupe, budget, a task per call, the handler and the scripted client) costs
+the other 3x; the 3x and 4x targets sit below the bound itself. The critical path follows: 110 calls at the
+bound's 40 us are 4.4 ms of CPU on the path, which with the loop's own 1.05x puts even the bound near 1.12x.
+Replay cannot reach 5x while it reruns the algorithm: with the client's cost gone, what is left is the
+algorithm's own work and the engine's per-call bookkeeping, and the algorithm alone is about a third of a
+live ToT call. Tried this round and dropped: sending each call of a gather as soon as it is admitted and
+making only the logging of its answer wait for the loop to turn (so answers come back spread out); the
+critical path stayed where it was (median of 15 runs, three alternating pairs: 73.5/74.0/73.9 ms against
+73.2/72.6/73.8), because the request side of a call, which is serial before the last call goes out, is
+the larger part, not the answer side.
 """
 import argparse
 import asyncio
@@ -174,10 +203,11 @@ from reasoning_kit.algos import TreeOfThoughts
 from reasoning_kit.events import Log, _loads, fold  # _loads: the per-line reader's JSON parser (orjson, or json without it)
 from reasoning_kit import events as _events
 _lines_of = getattr(_events, "_lines_of", None)  # the one-pass parse Log.read makes first (msgspec), None without msgspec
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.llm import Choice, FakeLLMClient, LLMHandler, LLMRequest, LLMResponse, Message, Usage, log_form, trusted_builder
 from reasoning_kit.runtime import Algorithm, Engine, RunReducer
 
 DEPTH, WIDTH, BRANCHING = 3, 5, 5
+_request_t, _message_t, _choice_t, _usage_t, _response_t = map(trusted_builder, (LLMRequest, Message, Choice, Usage, LLMResponse))
 CALLS = BRANCHING * 2 + (DEPTH - 1) * WIDTH * BRANCHING * 2  # 110
 TASK = {"task": "Make 24 from 4 9 10 13."}
 
@@ -233,6 +263,25 @@ class Beam(Algorithm):
     def result(self, s): return {"answer": s["beam"][0] if s["beam"] else None}
 
 
+# --- the least a logged call can cost: the beam's calls, made of the public types, logged and folded ---------
+def least_model(reducer_for=lambda: RunReducer(Beam())):
+    """A model for `floor_beam` that does, per call, only what no engine can skip with these types and the log
+    on: the request built (trusted, as the engine builds it), logged, the response built, logged, both folded.
+    No handler, no task per call, no budget, no replay index, no dedupe: a bound from below, not an engine."""
+    log, reducer = Log(), reducer_for()
+    state = reducer.initial(); log.subscribe(lambda e: reducer.apply(state, e))
+
+    async def call(prompt: str, key: str) -> str:
+        request = _request_t(messages=[_message_t(role="user", content=prompt)])
+        log.append("llm.request", {"request": log_form(request)}, key=key)
+        out = script(request, key)
+        response = _response_t(choices=[_choice_t(message=_message_t(role="assistant", content=out))], model="fake",
+                               usage=_usage_t(prompt_tokens=len(prompt.split()), completion_tokens=len(out.split())))
+        log.append("llm.result", {"result": log_form(response)}, key=key)
+        return response.text
+    return call
+
+
 def tot() -> TreeOfThoughts: return TreeOfThoughts(depth=DEPTH, width=WIDTH, branching=BRANCHING, stop_score=None)
 
 
@@ -280,12 +329,17 @@ def overhead(runs: int):
     assert check.calls == CALLS and check.status.value == "ok", (check.calls, check.status)
     beam = LOOP.run_until_complete(engine_run(Beam()))
     assert beam.calls == CALLS and beam.value["answer"] == LOOP.run_until_complete(floor_beam())[0][0]
-    floor, eng, full = paired([floor_beam, lambda: engine_run(Beam()), lambda: engine_run(tot())], runs)
+    assert LOOP.run_until_complete(floor_beam(least_model()))[0][0] == beam.value["answer"]
+    floor, least, eng, full = paired([floor_beam, lambda: floor_beam(least_model()), lambda: engine_run(Beam()),
+                                      lambda: engine_run(tot())], runs)
     with tempfile.TemporaryDirectory() as d:
         n = iter(range(10**9))
         filed = cpu_per_call(lambda: engine_run(tot(), log=Path(d) / f"{next(n)}.jsonl"), runs)
     f = statistics.median(floor)
     row("floor: bare asyncio beam", f * 1e6, "us/call", 1.0)
+    r, lo, hi = ratio(least, floor)
+    row("  least a logged call costs (see least_model)", statistics.median(least) * 1e6, "us/call", r,
+        f"the public types built, logged twice, folded: a bound from below (samples {lo:.1f}-{hi:.1f}x)")
     for label, xs, target in (("engine alone: the beam over the Engine", eng, "target <= 3x"),
                               ("TreeOfThoughts, log in memory", full, "target <= 4x")):
         r, lo, hi = ratio(xs, floor)
