@@ -22,6 +22,7 @@ Modules:
 - `reasoning_kit.events`: A run is the fold of its event log: everything else in reasoning_kit is built on that one idea.
 - `reasoning_kit.interop.inspect_ai`: Any reasoning_kit algorithm as an inspect_ai solver: its model calls go through inspect's model, and the run's log rides along in the sample's metadata.
 - `reasoning_kit.llm.fake`: A model that is a Python function of the request: every algorithm runs, and is tested, offline.
+- `reasoning_kit.local`: A real model the library starts itself: llama.cpp's `llama-server` on 127.0.0.1, a small model from PyPI, and a model string (`"local:smollm2"`) that works wherever one is taken.
 - `reasoning_kit.memory`: Short notes that outlive a run: stored as JSON Lines, found again by what they say.
 - `reasoning_kit.runtime`: Effects with keys, a log that is the run, a budget checked before every call, and replay for free.
 - `reasoning_kit.sandbox`: Run code a model wrote in a separate process with a time limit, a memory limit, no environment and a scratch directory.

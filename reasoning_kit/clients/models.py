@@ -17,8 +17,8 @@ from ..llm import Usage, register_model_provider
 
 # %% auto #0
 __all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'SECRET_NAME', 'PRICES_AS_OF', 'PRICES_SOURCE', 'PRICES', 'Provider',
-           'register_provider', 'client_for', 'ModelRef', 'parse_model', 'wire_model', 'Secret', 'Settings', 'scrub',
-           'known_secrets', 'scrub_known', 'Price', 'set_price', 'price_for', 'cost_of']
+           'register_provider', 'client_for', 'llama_server_connect', 'ModelRef', 'parse_model', 'wire_model', 'Secret',
+           'Settings', 'scrub', 'known_secrets', 'scrub_known', 'Price', 'set_price', 'price_for', 'cost_of']
 
 # %% ../../nbs/06a_models.ipynb #29a8e638
 @dataclass(frozen=True)
@@ -29,15 +29,16 @@ class Provider:
     base_url: str
     key_env: str | None  # environment variable with the API key; None: no key needed
     base_url_env: str | None = None  # environment variable that moves base_url, as in the official SDKs
-    native_n: bool = True  # the server accepts n > 1 (llama-server does not)
+    native_n: bool = True  # the server accepts n > 1
+    connect: Callable | None = None  # connect(ref, **client_kwargs) -> client_kwargs: where a provider finds its server (see reasoning_kit.local)
 
 PROVIDERS: dict[str, Provider] = {}
 
 def register_provider(name: str, wire: str, base_url: str, key_env: str | None = None,
-                      base_url_env: str | None = None, native_n: bool = True) -> Provider:
+                      base_url_env: str | None = None, native_n: bool = True, connect: Callable | None = None) -> Provider:
     "Add (or replace) a provider usable in model strings as `name:MODEL`."
     if wire not in ("openai", "anthropic"): raise ValueError(f"wire must be 'openai' or 'anthropic', not {wire!r}")
-    PROVIDERS[name] = p = Provider(name, wire, base_url.rstrip("/"), key_env, base_url_env, native_n)
+    PROVIDERS[name] = p = Provider(name, wire, base_url.rstrip("/"), key_env, base_url_env, native_n, connect)
     register_model_provider(name, client_for)  # so LLMHandler("NAME:MODEL") finds it
     return p
 
@@ -50,12 +51,16 @@ for _p in [("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "
            ("anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
            ("openrouter", "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
            ("vllm", "openai", "http://127.0.0.1:8000/v1", "VLLM_API_KEY"),
-           ("llamacpp", "openai", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY"),
+           ("llamacpp", "openai", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY"),  # llama-server accepts n (and under-reports its usage: see wire)
            ("ollama", "openai", "http://127.0.0.1:11434/v1", None),
            ("lmstudio", "openai", "http://127.0.0.1:1234/v1", None),
            ("litellm", "openai", "http://127.0.0.1:4000/v1", "LITELLM_API_KEY")]:
     register_provider(*_p)
-register_provider("llamacpp", "openai", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", native_n=False)  # llama-server: "'n' must be 1"
+
+def llama_server_connect(ref: ModelRef, **kwargs) -> dict:
+    "llama-server reports one choice's tokens for n > 1: its clients recount every choice with the server's tokenizer."
+    kwargs.setdefault("recount_choices", True); return kwargs
+register_provider("llamacpp", "openai", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", connect=llama_server_connect)
 
 # %% ../../nbs/06a_models.ipynb #f3c46c01
 @dataclass(frozen=True)
@@ -73,6 +78,9 @@ def parse_model(s: str) -> ModelRef:
     m = MODEL_RE.match(s.strip())
     if not m: raise ValueError(f"model string {s!r} is not PROVIDER:MODEL[@BASE_URL], e.g. 'openai:gpt-4o-mini' or "
                                "'openai:qwen2.5@http://127.0.0.1:8000/v1'")
+    if m["provider"] not in PROVIDERS:  # a provider an installed package registers (its entry point), e.g. local
+        from reasoning_kit.llm import load_providers
+        load_providers()
     if m["provider"] not in PROVIDERS:
         raise ValueError(f"unknown provider {m['provider']!r} in model string {s!r}; known: {', '.join(sorted(PROVIDERS))} "
                          "(add one with register_provider)")
