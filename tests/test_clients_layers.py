@@ -14,7 +14,7 @@ from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMRequest, user
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "reasoning_kit"
-HIGHER_THAN_LLM = ("clients", "runtime", "tools", "validate", "algos", "viz", "eval", "cli", "server", "session", "memory", "tasks", "__main__")
+HIGHER_THAN_LLM = ("clients", "engine", "runtime", "tools", "validate", "algos", "viz", "eval", "cli", "server", "session", "memory", "tasks", "__main__")
 
 
 # the one import walker, shared with tests/test_layers.py (the whole package's layer check)
