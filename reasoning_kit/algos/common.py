@@ -59,7 +59,7 @@ def apply_events(table: dict[str, Callable], state, event: Event) -> None:
     if f is not None: f(state, event.data)
 
 # %% ../../nbs/09a_common.ipynb #bf6e23f1
-from ..runtime import renamed
+from ..engine import renamed
 
 def take_renamed(owner: str, old: dict, renames: dict[str, str], new: dict, defaults: dict) -> dict:
     "The new-name values: `new` updated from the deprecated names in `old`; a TypeError for an unknown keyword."

@@ -18,7 +18,7 @@ from .common import apply_events, extract_answer, majority, task_of
 from ..events import Event
 from ..llm import LLMRequest, assistant, system, user
 from .common import check_callable
-from ..runtime import (Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_bool, check_float, check_int,
+from ..engine import (Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_bool, check_float, check_int,
                                    check_str, check_str_list)
 
 # %% auto #0

@@ -17,7 +17,7 @@ from .common import apply_events, extract_answer, majority, task_of
 from ..events import Event
 from ..llm import LLMRequest, system, user
 from .common import Renames, check_callable, take_renamed
-from ..runtime import (Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_choice, check_float, check_int,
+from ..engine import (Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_choice, check_float, check_int,
                                    check_str)
 
 # %% auto #0

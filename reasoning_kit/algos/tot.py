@@ -19,7 +19,7 @@ from fastcore.basics import patch
 from .common import apply_events
 from ..events import Event
 from ..llm import LLMRequest, Message, trusted_builder
-from ..runtime import (Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status, check_bool, check_choice,
+from ..engine import (Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status, check_bool, check_choice,
                                    check_float, check_int, check_str)
 
 # %% auto #0
