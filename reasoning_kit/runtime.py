@@ -14,8 +14,10 @@ from .engine import budget, run, state
 from .engine.state import *
 from .engine.budget import *
 from .engine.run import *
+from . import checks
+from .checks import *
 
-__all__ = [*state.__all__, *budget.__all__, *run.__all__]
+__all__ = [*state.__all__, *budget.__all__, *run.__all__, *checks.__all__]
 
 # %% ../nbs/03d_runtime.ipynb #e86b4411
 warnings.warn("reasoning_kit.runtime is deprecated and will be removed in the next version: import from "

@@ -18,9 +18,8 @@ from enum import Enum
 from typing import Any, ClassVar
 
 # %% auto #0
-__all__ = ['Status', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'Answer', 'Results', 'RunState', 'Algorithm', 'check_int',
-           'input_notes', 'check_float', 'check_bool', 'check_str', 'check_choice', 'check_str_list', 'renamed',
-           'RunReducer', 'algorithm_of', 'fold_run']
+__all__ = ['Status', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'Answer', 'Results', 'RunState', 'Algorithm', 'RunReducer',
+           'algorithm_of', 'fold_run']
 
 # %% ../../nbs/03_engine_state.ipynb #2f9f9642
 from fastcore.basics import patch
@@ -238,71 +237,6 @@ def config(self: Algorithm) -> dict:
 def from_config(cls: Algorithm, config: dict) -> Algorithm:
     "Rebuild an instance good enough to fold a log (the default: the constructor)."
     return cls(**config)
-
-# %% ../../nbs/03_engine_state.ipynb #77c95032
-def check_int(owner: str, name: str, value, lo: int, hi: int) -> int:
-    "`value` if it is a whole number in lo..hi, else a ValueError naming the bound."
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{owner}: {name} must be a whole number from {lo} to {hi}, got {value!r}")
-    if not lo <= value <= hi: raise ValueError(f"{owner}: {name} must be {lo} to {hi}, got {value}")
-    return value
-
-def input_notes(input: dict, name: str = "reflections") -> list[str]:
-    "`input[name]` as a list of strings (empty when absent), or a ValueError saying what it is instead."
-    v = input.get(name, [])
-    if isinstance(v, str) or not isinstance(v, (list, tuple)) or not all(isinstance(x, str) for x in v):
-        raise ValueError(f"input[{name!r}] must be a list of strings, got {v!r:.80}")
-    return list(v)
-
-# %% ../../nbs/03_engine_state.ipynb #fc2c7eb0
-def check_float(owner: str, name: str, value, lo: float, hi: float, *, none: bool = False) -> float | None:
-    "`value` as a float in lo..hi (None allowed when `none`), else a ValueError naming the bound."
-    if value is None and none: return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise ValueError(f"{owner}: {name} must be a number from {lo} to {hi}{' or None' if none else ''}, got {value!r:.80}")
-    if not lo <= value <= hi: raise ValueError(f"{owner}: {name} must be {lo} to {hi}, got {value}")
-    return float(value)
-
-def check_bool(owner: str, name: str, value) -> bool:
-    "`value` if it is True or False (not 1, not \"no\"), else a ValueError naming the parameter."
-    if not isinstance(value, bool): raise ValueError(f"{owner}: {name} must be True or False, got {value!r:.80}")
-    return value
-
-# %% ../../nbs/03_engine_state.ipynb #9a4e7954
-def check_str(owner: str, name: str, value, *, none: bool = False, empty: bool = False) -> str | None:
-    "`value` if it is a string (non-empty unless `empty`; None allowed when `none`), else a ValueError."
-    if value is None and none: return None
-    if not isinstance(value, str) or (not empty and not value.strip()):
-        raise ValueError(f"{owner}: {name} must be a{'' if empty else ' non-empty'} string{' or None' if none else ''}, got {value!r:.80}")
-    return value
-
-def check_choice(owner: str, name: str, value, choices) -> str:
-    "`value` if it is one of `choices`, else a ValueError listing them."
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{owner}: {name} must be one of {', '.join(map(repr, choices))}, got {value!r:.80}")
-    return value
-
-# %% ../../nbs/03_engine_state.ipynb #b7feff1e
-def check_str_list(owner: str, name: str, value, *, lo: int = 0, hi: int | None = None, none: bool = False) -> list[str] | None:
-    "`value` as a list of strings with lo..hi items (a lone string is refused), else a ValueError."
-    if value is None and none: return None
-    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(x, str) for x in value):
-        raise ValueError(f"{owner}: {name} must be a list of strings{' or None' if none else ''}, got {value!r:.80}")
-    if len(value) < lo or (hi is not None and len(value) > hi):
-        raise ValueError(f"{owner}: {name} must have {lo} to {hi if hi is not None else 'any number of'} items, got {len(value)}")
-    return list(value)
-
-# %% ../../nbs/03_engine_state.ipynb #842e4267
-import warnings
-
-def renamed(owner: str, old: str, new: str, old_value, new_value, default):
-    "The value to use for `new` when callers may still pass `old` (a deprecated alias for one version)."
-    if old_value is None: return new_value
-    if new_value is not default and new_value != old_value:
-        raise ValueError(f"{owner}: give {new}= only ({old}= is its old name), not both")
-    warnings.warn(f"{owner}: {old}= is deprecated and will be removed in the next version; use {new}=",
-                  DeprecationWarning, stacklevel=3)
-    return old_value
 
 # %% ../../nbs/03_engine_state.ipynb #36fd7f23
 class RunReducer:
