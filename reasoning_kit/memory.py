@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .clients.models import PROVIDERS, scrub
 from .events import Event, Log
-from .engine import check_bool, check_choice, check_float
+from .checks import check_bool, check_choice, check_float
 
 # %% auto #0
 __all__ = ['STOPWORDS', 'MEMORY_FORMAT', 'MEMORY_VERSION', 'Note', 'tokens', 'MemoryFormatError', 'Memory', 'replace_file',

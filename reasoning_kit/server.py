@@ -62,7 +62,8 @@ from .algos.toolloop import ToolLoop
 from .clients.models import scrub as scrub_runs
 from .events import Event
 from .memory import SECRET_NAME, scrub_file
-from .engine import Algorithm, Budget, Engine, Outcome, Run, check_float, check_int
+from .engine import Algorithm, Budget, Engine, Outcome, Run
+from .checks import check_float, check_int
 from .session import INDEX, Session, SessionBudgetSpent, SessionBusy, SessionChanged, SessionLocked
 
 # %% auto #0
