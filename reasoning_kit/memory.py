@@ -42,7 +42,8 @@ from typing import Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .clients.models import PROVIDERS, scrub
+from .clients.models import PROVIDERS
+from .secrets import scrub
 from .events import Event, Log
 from .checks import check_bool, check_choice, check_float
 
@@ -105,7 +106,7 @@ class Memory:
     def __repr__(self): return f"Memory({len(self.notes)} notes{f', {self.path}' if self.path else ''})"
 
 # %% ../nbs/30_memory.ipynb #7261ff1e
-from .clients.models import SECRET_NAME, known_secrets, scrub_known  # the secrets a process knows, and scrubbing them (defined with the clients)
+from .secrets import SECRET_NAME, known_secrets, scrub_known  # the secrets a process knows, and scrubbing them (reasoning_kit.secrets)
 
 # %% ../nbs/30_memory.ipynb #45654b91
 @patch

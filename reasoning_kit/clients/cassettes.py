@@ -18,7 +18,8 @@ from typing import Any, AsyncIterator
 
 from fastcore.basics import patch
 
-from .models import MODEL_RE, PROVIDERS, scrub, settings
+from .models import MODEL_RE, PROVIDERS, settings
+from ..secrets import scrub
 from .wire import deltas_of
 from ..llm import LLMRequest, LLMResponse
 

@@ -27,7 +27,8 @@ from ..llm import LLMRequest, LLMResponse, Usage
 from .anthropic_wire import AnthropicStream, anthropic_body, parse_anthropic
 from .errors import (APIError, CallTimeout, ClientError, ConnectionFailed, MalformedResponse, MissingKey,
                                          RateLimiter, StreamTruncated, backoff, parse_retry_after)
-from .models import Price, Secret, price_for, scrub, settings, wire_model
+from .models import Price, price_for, settings, wire_model
+from ..secrets import Secret, scrub
 from .wire import OpenAIStream, deltas_of, error_text, json_text, openai_body, parse_openai, snip, sse_events
 
 _log = logging.getLogger("reasoning_kit.clients")

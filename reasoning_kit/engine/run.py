@@ -29,6 +29,7 @@ from ..llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_fo
 from .state import (Algorithm, BudgetExhausted, Cancelled, EffectFailed, RunReducer, RunState, Status,
                                         algorithm_of, fold_run)
 from .budget import Budget, call_price, prompt_estimate
+from ..secrets import known_secrets, scrub
 
 # %% ../../nbs/03b_engine_run.ipynb #9e987506
 class Engine:
@@ -460,7 +461,6 @@ def __await__(self: Run): return self._task.__await__()
 # %% ../../nbs/03b_engine_run.ipynb #299a1688
 def secret_scrubber(engine: Engine | None = None) -> Callable[[str], str] | None:
     "Scrubs every known secret (and any 8 characters in a row of one) from a line: the environment's, and the keys `engine`'s clients hold; None when there can be none."
-    from reasoning_kit.clients.models import known_secrets, scrub  # imported here: `import reasoning_kit.engine` stays light
     base = known_secrets()
     hs = engine.handlers.values() if engine is not None else ()
     keyed = [c for h in hs for c in (getattr(h, "client", None), *getattr(h, "routes", {}).values()) if callable(getattr(c, "known_keys", None))]
