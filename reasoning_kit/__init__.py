@@ -52,9 +52,24 @@ Modules:
 __version__ = "0.1.0"
 
 
+# The names the README's first example uses, importable from the package itself. Each is imported on first use,
+# so `import reasoning_kit` stays as light as it was (nothing below it is loaded until a name is asked for).
+_LAZY = {"Engine": "engine", "Budget": "engine", "Status": "engine", "Outcome": "engine", "fold_run": "engine", "open_run": "engine",
+         "FakeLLMClient": "llm", "LLMHandler": "llm", "Message": "llm", "LLMRequest": "llm", "text": "llm.fake", "tool_call": "llm.fake",
+         "tool": "tools", "ToolHandler": "tools", "ValidationHandler": "validate", "diff": "timetravel",
+         **dict.fromkeys(["ToolLoop", "Reflexion", "Debate", "Swarm", "Agent", "TreeOfThoughts", "SelfConsistency", "GeneratorCritic",
+                          "GenerateTestRepair"], "algos")}
+__all__ = sorted(_LAZY)
+
+
 def __getattr__(name: str):
-    "`reasoning_kit.diff(a, b)`: compare two runs (from reasoning_kit.timetravel, imported on first use)."
-    if name == "diff":
-        from .timetravel import diff
-        return diff
+    "`from reasoning_kit import Engine, Reflexion, ...`: the name from its module, imported on first use."
+    if name in _LAZY:
+        from importlib import import_module
+        value = getattr(import_module(f"reasoning_kit.{_LAZY[name]}"), name)
+        globals()[name] = value  # looked up once
+        return value
     raise AttributeError(f"module 'reasoning_kit' has no attribute {name!r}")
+
+
+def __dir__(): return sorted([*globals(), *_LAZY])
