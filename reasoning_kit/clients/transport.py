@@ -217,7 +217,7 @@ def _pool(self: HTTPClient) -> httpx.AsyncClient:
             timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout),
             transport=self._transport or PooledTransport(self.max_in_flight))
         self._loop, self._sem = loop, asyncio.Semaphore(self.max_in_flight)
-        if self.limiter is not None: self.limiter._lock = None
+        if self.limiter is not None: self.limiter.forget_loop()
     return self._http
 
 # %% ../../nbs/06e_transport.ipynb #78963ed0
