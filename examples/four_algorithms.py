@@ -6,7 +6,7 @@ import json
 from reasoning_kit.algos import Agent, Debate, Reflexion, Swarm, TreeOfThoughts
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text, tool_call
-from reasoning_kit.engine import Engine
+from reasoning_kit.runtime import Engine
 from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
 from reasoning_kit.validate import ValidationHandler
 

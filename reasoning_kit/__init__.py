@@ -27,6 +27,7 @@ Modules:
 - `reasoning_kit.interop.inspect_ai`: Any reasoning_kit algorithm as an inspect_ai solver: its model calls go through inspect's model, and the run's log rides along in the sample's metadata.
 - `reasoning_kit.llm.fake`: A model that is a Python function of the request: every algorithm runs, and is tested, offline.
 - `reasoning_kit.memory`: Short notes that outlive a run: stored as JSON Lines, found again by what they say.
+- `reasoning_kit.runtime`: `reasoning_kit.runtime` is now `reasoning_kit.engine`: the old name still imports, with a warning.
 - `reasoning_kit.sandbox`: Run code a model wrote in a separate process with a time limit, a memory limit, no environment and a scratch directory.
 - `reasoning_kit.secrets`: What a secret is, which ones a process knows, and scrubbing them out of everything that is written to disk, logged or shown.
 - `reasoning_kit.server`: Start runs and sessions over HTTP, and watch them event by event as they happen.

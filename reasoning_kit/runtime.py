@@ -1,4 +1,5 @@
-"""`reasoning_kit.runtime` is now `reasoning_kit.engine`: the old name still imports for one version, with a warning.
+"""`reasoning_kit.runtime` is now `reasoning_kit.engine`: the old name
+still imports, with a warning.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/runtime.html.md"""
 
@@ -20,5 +21,5 @@ from .checks import *
 __all__ = [*state.__all__, *budget.__all__, *run.__all__, *checks.__all__]
 
 # %% ../nbs/03d_runtime.ipynb #e86b4411
-warnings.warn("reasoning_kit.runtime is deprecated and will be removed in the next version: import from "
-              "reasoning_kit.engine instead", DeprecationWarning, stacklevel=2)  # warnings skips importlib's frames: 2 is the importer
+warnings.warn("reasoning_kit.runtime is the engine's old name (deprecated): import from reasoning_kit.engine instead",
+              DeprecationWarning, stacklevel=2)  # warnings skips importlib's frames: 2 is the importer
