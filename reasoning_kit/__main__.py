@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from .events import TORN, Event, Log, LogFormatError
 from .llm import LLMResponse
-from .runtime import RunReducer, algorithm_of
+from .engine import RunReducer, algorithm_of
 
 # %% auto #0
 __all__ = ['LOCAL_COMMANDS', 'CLIError', 'iter_events', 'read_log', 'short', 'safe', 'events_lines', 'result_of', 'demo',
@@ -202,7 +202,7 @@ def _demos():
 async def demo(logs: str | None = None, out=None) -> list:
     "Run the four offline demos; print one line each; write their logs to `logs` when given."
     from reasoning_kit.llm import FakeLLMClient, LLMHandler
-    from reasoning_kit.runtime import Engine
+    from reasoning_kit.engine import Engine
     from reasoning_kit.tools import ToolHandler
     from reasoning_kit.validate import ValidationHandler
     out, outcomes = out or sys.stdout, []

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from reasoning_kit.algos import Agent, Swarm, ToolLoop, TreeOfThoughts
 from reasoning_kit.clients import AnthropicClient, APIError, OpenAIClient, StreamTruncated, client_for_model
 from reasoning_kit.llm import LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCallDelta, parse_as, structured, user
-from reasoning_kit.runtime import Engine, Status
+from reasoning_kit.engine import Engine, Status
 from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
 
 from tiny_gguf import write_model

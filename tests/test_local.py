@@ -17,7 +17,7 @@ from reasoning_kit import local
 from reasoning_kit.algos import Debate, GeneratorCritic, Reflexion, SelfConsistency, ToolLoop, TreeOfThoughts
 from reasoning_kit.clients import ContextExceeded, Unsupported, client_for_model
 from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMRequest, user
-from reasoning_kit.runtime import Budget, Engine, Status
+from reasoning_kit.engine import Budget, Engine, Status
 from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
 from reasoning_kit.validate import ValidationHandler
 

@@ -113,6 +113,10 @@ class RateLimiter:
             if self.tokens: self.tokens.level -= tokens
         return waited
 
+    def forget_loop(self) -> None:
+        "Drop the lock made on an earlier event loop (the client is now used on a new one); the next call makes one."
+        self._lock = None
+
     def settle(self, estimated: int, actual: int) -> None:
         "Correct the tokens taken for a call once its real count is known."
         if self.tokens: self.tokens.level -= actual - estimated

@@ -16,9 +16,9 @@ from typing import Callable, Iterable
 from ..llm import Usage, register_model_provider
 
 # %% auto #0
-__all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'SECRET_NAME', 'PRICES_AS_OF', 'PRICES_SOURCE', 'PRICES', 'Provider',
-           'register_provider', 'client_for', 'llama_server_connect', 'ModelRef', 'parse_model', 'wire_model', 'Secret',
-           'Settings', 'scrub', 'known_secrets', 'scrub_known', 'Price', 'set_price', 'price_for', 'cost_of']
+__all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'PRICES_AS_OF', 'PRICES_SOURCE', 'PRICES', 'Provider', 'register_provider',
+           'client_for', 'llama_server_connect', 'ModelRef', 'parse_model', 'wire_model', 'Settings', 'Price',
+           'set_price', 'price_for', 'cost_of', 'Secret', 'scrub', 'SECRET_NAME', 'known_secrets', 'scrub_known']
 
 # %% ../../nbs/06a_models.ipynb #29a8e638
 @dataclass(frozen=True)
@@ -93,13 +93,8 @@ def wire_model(model: str | None) -> str | None:
     return (m["model"] or None) if m and m["provider"] in PROVIDERS else model
 
 # %% ../../nbs/06a_models.ipynb #d1570c14
-class Secret:
-    "A value that never shows itself in a repr, a log, an event or an error."
-    __slots__ = ("_value",)
-    def __init__(self, value: str): self._value = value
-    def reveal(self) -> str: return self._value
-    def __repr__(self): return "Secret('***')"
-    __str__ = __repr__
+from ..secrets import Secret  # what a secret is: reasoning_kit.secrets
+_all_ = ["Secret"]
 
 @dataclass
 class Settings:
@@ -110,35 +105,13 @@ class Settings:
 settings = Settings()
 
 # %% ../../nbs/06a_models.ipynb #48fd4c4a
-def scrub(text: str, secrets, run: int = 8) -> str:
-    "`text` with each secret, and every `run` consecutive characters of one, replaced by `***`."
-    spans = []
-    for v in secrets:
-        if not v or len(v) < 4: continue
-        n = min(run, len(v))
-        for g in {v[i:i + n] for i in range(len(v) - n + 1)}:
-            at = text.find(g)
-            while at != -1: spans.append((at, at + n)); at = text.find(g, at + 1)
-    merged: list[list[int]] = []
-    for a, b in sorted(spans):
-        if merged and a <= merged[-1][1]: merged[-1][1] = max(merged[-1][1], b)
-        else: merged.append([a, b])
-    out, last = [], 0
-    for a, b in merged: out += [text[last:a], "***"]; last = b
-    return "".join(out) + text[last:]
+from ..secrets import scrub
+_all_ = ["scrub"]
 
 # %% ../../nbs/06a_models.ipynb #1c75bdce
-SECRET_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD)$", re.I)  # environment variables that hold a secret
-
-def known_secrets(extra: Iterable[str] = ()) -> list[str]:
-    "The secrets this process knows: provider keys in the environment, secret-named variables, and `extra`."
-    names = {p.key_env for p in PROVIDERS.values() if p.key_env} | {k for k in os.environ if SECRET_NAME.search(k)}
-    found = {os.environ.get(k, "") for k in names} | set(extra)
-    return sorted((s for s in found if isinstance(s, str) and len(s) >= 8), key=len, reverse=True)
-
-def scrub_known(text: str, extra: Iterable[str] = ()) -> str:
-    "`text` with every known secret (see `known_secrets`) replaced by `***`."
-    return scrub(text, known_secrets(extra))
+from ..secrets import SECRET_NAME, add_key_names, known_secrets, scrub_known
+add_key_names(lambda: (p.key_env for p in PROVIDERS.values()))  # every provider's key variable holds a secret
+_all_ = ["SECRET_NAME", "known_secrets", "scrub_known"]
 
 # %% ../../nbs/06a_models.ipynb #71d0bd62
 @dataclass(frozen=True)

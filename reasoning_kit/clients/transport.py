@@ -27,7 +27,8 @@ from ..llm import LLMRequest, LLMResponse, Usage
 from .anthropic_wire import AnthropicStream, anthropic_body, parse_anthropic
 from .errors import (APIError, CallTimeout, ClientError, ConnectionFailed, ContextExceeded, MalformedResponse, MissingKey, Unsupported,
                                          RateLimiter, StreamTruncated, backoff, parse_retry_after)
-from .models import Price, Secret, price_for, scrub, settings, wire_model
+from .models import Price, price_for, settings, wire_model
+from ..secrets import Secret, scrub
 from .wire import OpenAIStream, deltas_of, error_text, json_text, openai_body, parse_openai, snip, sse_events
 
 _log = logging.getLogger("reasoning_kit.clients")
@@ -220,7 +221,7 @@ def _pool(self: HTTPClient) -> httpx.AsyncClient:
             timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout),
             transport=self._transport or PooledTransport(self.max_in_flight))
         self._loop, self._sem = loop, asyncio.Semaphore(self.max_in_flight)
-        if self.limiter is not None: self.limiter._lock = None
+        if self.limiter is not None: self.limiter.forget_loop()
     return self._http
 
 # %% ../../nbs/06e_transport.ipynb #78963ed0
