@@ -135,11 +135,12 @@ def test_the_issues_two_overruns():
 
 
 def test_nine_samples_under_a_tight_budget_are_cut_not_overrun():
+    "Calls that do not fit beside the calls in flight wait for them to settle, then take what is left; none overruns."
     out, client = budgeted("sc_separate", Budget(tokens=150))
     assert out.status == Status.BUDGET_EXHAUSTED and out.state.tokens <= 150
-    reserved = [e.data["reserved"]["tokens"] for e in out.log if e.kind == "llm.request"]
-    assert 0 < len(reserved) < 9 and sum(reserved) <= 150  # admitted together: their worst cases fit side by side
-    assert all(r.max_tokens == 37 for r in client.requests)  # a quarter of 150, sent as the cap
+    requests = [e for e in out.log if e.kind == "llm.request"]
+    assert 150 // requests[0].data["reserved"]["tokens"] < len(requests) < 9  # more than fit side by side at first
+    assert all(8 <= r.max_tokens <= 37 for r in client.requests)  # a quarter of 150 sent as the cap, or what was left
     assert sum(1 for v in out.value["samples"] if v is not None) == client.calls
 
 

@@ -84,6 +84,7 @@ class HTTPClient:
         self._rng = random.Random()
         self.calls = self.requests = self.retries = 0  # logical calls, HTTP attempts, retries
         self.supports_tools, self.recount_choices = supports_tools, recount_choices
+        self._prompt_counts: dict[str, int] = {}  # messages -> tokens, by the server's tokenizer (llama-server)
 
 # %% ../../nbs/06e_transport.ipynb #b784fb21
 @patch
@@ -449,6 +450,24 @@ async def _recounted(self: HTTPClient, resp: LLMResponse) -> LLMResponse:
     if counted <= resp.usage.completion_tokens: return resp
     usage = resp.usage.model_copy(update={"completion_tokens": counted})
     return resp.model_copy(update={"usage": usage})
+
+@patch
+def prompt_tokens(self: HTTPClient, request: LLMRequest) -> int | None:
+    "The exact prompt tokens of `request` by a llama-server's own chat template and tokenizer (cached), else None."
+    if not self.recount_choices: return None
+    body = self._body(request, self._model_for(request), False)
+    key = json_text([body.get("messages"), body.get("tools")])
+    if key not in self._prompt_counts:
+        root = self.base_url.removesuffix("/v1")
+        try:
+            with httpx.Client(timeout=self.timeout) as http:  # a blocking call to a local server: the budget decides now, in order
+                tpl = {"messages": body["messages"], **({"tools": body["tools"]} if body.get("tools") else {})}
+                prompt = http.post(root + "/apply-template", json=tpl).raise_for_status().json()["prompt"]
+                tokens = http.post(root + "/tokenize", json={"content": prompt, "add_special": True}).raise_for_status().json()["tokens"]
+        except (httpx.HTTPError, KeyError, ValueError): return None  # cannot count: the cautious estimate applies
+        if len(self._prompt_counts) > 4096: self._prompt_counts.clear()
+        self._prompt_counts[key] = len(tokens)
+    return self._prompt_counts[key]
 
 def check_capabilities(client: HTTPClient, request: LLMRequest) -> None:
     "Refuse, before anything is sent, what the server said its model cannot do."

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 # %% auto #0
-__all__ = ['Engine', 'Run', 'Check', 'EffectCall', 'Context', 'stop_tasks', 'Outcome', 'secret_scrubber', 'open_run']
+__all__ = ['MIN_COMPLETION', 'Engine', 'Run', 'Check', 'EffectCall', 'Context', 'stop_tasks', 'Outcome', 'secret_scrubber',
+           'open_run']
 
 # %% ../../nbs/03b_engine_run.ipynb #17a5fa51
 from fastcore.basics import patch
@@ -62,6 +63,7 @@ class Run:
         self._inflight: dict[str, asyncio.Future] = {}  # keys being answered right now
         self._gathering = 0  # gathers in progress: effects then yield once after being admitted
         self._held = [0, 0]  # tokens and nanodollars reserved by model calls in flight
+        self._waiting: list[asyncio.Future] = []  # calls that fit a token budget once the calls in flight settle, in order
         self._busy: dict[asyncio.Task, int] = {}  # tasks answering effects right now (how many each)
         self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
         self.served: dict[str, int] = {}  # effects served from the replayed log
@@ -246,17 +248,47 @@ class _ReplayIndex:
         return None
 
 # %% ../../nbs/03b_engine_run.ipynb #cb3b0013
+MIN_COMPLETION = 8  # the fewest completion tokens a call is sent with when a budget cuts its max_tokens to what is left
+
+@patch
+def _prompt_tokens(self: Run, handler, request: LLMRequest) -> int:
+    "`request`'s prompt tokens: exact where the handler can count them (a llama-server's tokenizer), else `prompt_estimate`."
+    count = getattr(handler, "prompt_tokens", None)
+    exact = count(request) if callable(count) else None
+    return exact if isinstance(exact, int) else prompt_estimate(request)
+
 @patch
 def _worst_case(self: Run, handler, request) -> tuple[int, int | None, int] | None:
     "The most `request` may spend: (tokens, nanodollars or None when the price is unknown, completion cap)."
     b = self.budget
     if b is None or (b.tokens is None and b.cost is None) or not isinstance(request, LLMRequest): return None
-    cap, prompt = b.completion_cap(request), prompt_estimate(request)
+    cap, prompt = b.completion_cap(request), self._prompt_tokens(handler, request)
+    if b.tokens is not None and self._held[0] == 0:  # nothing in flight: the last call that fits gets what is left
+        left = (b.tokens - self.state.tokens) // request.n - prompt
+        if MIN_COMPLETION <= left < cap: cap = left
     p = call_price(handler, request) if b.cost is not None else None
     nanos = None if p is None else math.ceil(request.n * (prompt * max(p.input, p.cache_write or 0) + cap * p.output) * 1000)
     return request.n * (prompt + cap), nanos, cap
 
 # %% ../../nbs/03b_engine_run.ipynb #081535f8
+@patch
+def _waits_for_flight(self: Run, worst: tuple) -> bool:
+    "Whether a call refused by the token budget only because of calls in flight should wait for them (their real usage is known then)."
+    b = self.budget
+    return (b.tokens is not None and self._held[0] > 0 and not self._cancel
+            and self.state.tokens + self._held[0] + worst[0] > b.tokens)
+
+@patch
+async def _settled(self: Run) -> None:
+    "Wait until no model call is in flight; waiters wake in the order they came, so the same replies admit the same calls."
+    f = asyncio.get_running_loop().create_future(); self._waiting.append(f); await f
+
+@patch
+def _wake(self: Run) -> None:
+    ws, self._waiting = self._waiting, []
+    for f in ws:
+        if not f.done(): f.set_result(None)
+
 @patch
 def _over_cost(self: Run, nanos: int | None) -> bool:
     "Whether a call that may cost `nanos` (None: price unknown, so only while under the limit) would break the cost budget."
@@ -298,15 +330,19 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
                                           f"{ {'llm': 'LLMHandler', 'tool': 'ToolHandler', 'validate': 'ValidationHandler'}.get(effect, 'a handler')}(...).attach(engine))")
     hit = self._replay.lookup(key, req) if self._replay else None
     worst = self._worst_case(handler, request) if effect == "llm" else None
+    while hit is None and worst is not None and self._waits_for_flight(worst):  # fits once calls in flight settle?
+        await self._settled(); worst = self._worst_case(handler, request)
     self._check_budget(effect, key, worst) if hit is None else None
     if hit is not None and self._cancel: raise Cancelled("run cancelled")
     extra = {"replayed": True} if hit else {"reserved": {"tokens": worst[0], "max_tokens": worst[2], **({"cost": worst[1] / 1e9} if worst[1] is not None else {})}} if worst else {}
     self.log.append(f"{effect}.request", {"request": req, **extra}, key=key)
     if worst is None: return await self._answer(handler, effect, key, request, hit, stream)
-    if request.max_tokens is None: request = request.model_copy(update={"max_tokens": worst[2]})  # the cap is sent: a real bound
+    if request.max_tokens != worst[2]: request = request.model_copy(update={"max_tokens": worst[2]})  # the cap is sent: a real bound
     self._held[0] += worst[0]; self._held[1] += worst[1] or 0  # held while in flight (a replayed answer too: see below)
     try: return await self._answer(handler, effect, key, request, hit, stream)
-    finally: self._held[0] -= worst[0]; self._held[1] -= worst[1] or 0
+    finally:
+        self._held[0] -= worst[0]; self._held[1] -= worst[1] or 0
+        if self._held[0] == 0 and self._waiting: self._wake()
 
 # %% ../../nbs/03b_engine_run.ipynb #ce4180f2
 @patch

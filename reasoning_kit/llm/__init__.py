@@ -401,6 +401,13 @@ def _client_for(self: LLMHandler, request: LLMRequest) -> LLMClient:
     if self.client is None: raise LookupError(f"no client for role {request.role!r} / model {request.model!r}")
     return self.client
 
+@patch
+def prompt_tokens(self: LLMHandler, request: LLMRequest) -> int | None:
+    "The exact prompt tokens of `request` where its client can count them (a llama-server's own tokenizer), else None."
+    try: count = getattr(self._client_for(request), "prompt_tokens", None)
+    except LookupError: return None
+    return count(request) if callable(count) else None
+
 # %% ../../nbs/01_llm.ipynb #ae14188d
 @patch
 async def handle(self: LLMHandler, request: LLMRequest, call) -> LLMResponse:
