@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "reasoning_kit"
-LAYERS = {"events": 0, "checks": 0, "secrets": 0, "llm": 1, "clients": 2, "engine": 3, "runtime": 3, "tools": 4, "validate": 4, "memory": 4, "tasks": 4, "sandbox": 4, "timetravel": 4,
+LAYERS = {"events": 0, "checks": 0, "secrets": 0, "handlers": 0, "llm": 1, "clients": 2, "engine": 3, "runtime": 3, "tools": 4, "validate": 4, "memory": 4, "tasks": 4, "sandbox": 4, "timetravel": 4,
           "algos": 5, "viz": 6, "eval": 6, "sweep": 6, "interop": 6, "session": 6, "server": 7, "__main__": 8}
 # what the package root itself may pull in (it stays light: nothing)
 KNOWN_TOP = set(LAYERS) | {"_modidx"}

@@ -463,7 +463,7 @@ def secret_scrubber(engine: Engine | None = None) -> Callable[[str], str] | None
     "Scrubs every known secret (and any 8 characters in a row of one) from a line: the environment's, and the keys `engine`'s clients hold; None when there can be none."
     base = known_secrets()
     hs = engine.handlers.values() if engine is not None else ()
-    keyed = [c for h in hs for c in (getattr(h, "client", None), *getattr(h, "routes", {}).values()) if callable(getattr(c, "known_keys", None))]
+    keyed = [c for h in {id(h): h for h in hs}.values() for c in (h.secret_sources() if hasattr(h, "secret_sources") else ())]  # Handler.secret_sources
     if not base and not keyed: return None
     return lambda line: scrub(line, base + [k for c in keyed for k in c.known_keys()])
 

@@ -14,6 +14,7 @@ from typing import Any, AsyncIterator, Callable, Literal, Protocol, runtime_chec
 
 from fastcore.basics import patch
 from ..events import pydantic_slot_setters
+from ..handlers import BaseHandler
 from pydantic import BaseModel, Field, ValidationError, model_serializer
 
 # %% auto #0
@@ -364,9 +365,9 @@ def resolve_model(model: str, **options):
     return MODEL_PROVIDERS[name](model, **options)
 
 # %% ../../nbs/01_llm.ipynb #d334462c
-class LLMHandler:
+class LLMHandler(BaseHandler):
     "Answers model effects by routing each request to a client."
-    effect, request_type, result_type = "llm", LLMRequest, LLMResponse
+    effect, result_type = "llm", LLMResponse
 
     def __init__(self, client: LLMClient | str | None = None,  # the default client, or a model string
                  routes: dict[str, LLMClient | str | dict] | None = None,  # by request.model or request.role
@@ -375,10 +376,6 @@ class LLMHandler:
         self.client_options = client_options
         self.client = self._as_client(client) if client is not None else None
         self.routes = {k: self._as_client(v) for k, v in (routes or {}).items()}
-
-    def attach(self, engine) -> LLMHandler:
-        "Answer this engine's model calls; returns self."
-        engine.attach(self.effect, self); return self
 
 @patch
 def _as_client(self: LLMHandler, c):
@@ -439,3 +436,18 @@ async def aclose(self: LLMHandler) -> None:
         seen.add(id(c))
         close = getattr(c, "aclose", None)
         if close is not None: await close()
+
+# %% ../../nbs/01_llm.ipynb #c8995c82
+@patch
+def pricing(self: LLMHandler, request: LLMRequest) -> tuple[str, Any] | None:
+    "(model, the prices its client declares or None) for `request`; None when no model name is known."
+    client = self.routes.get(request.model) or self.routes.get(request.role) or self.client
+    model = request.model or getattr(client, "model", None)
+    model = model if isinstance(model, str) else getattr(client, "name", None)
+    if not isinstance(model, str) or not model: return None
+    return model, getattr(client, "prices", None) or None
+
+@patch
+def secret_sources(self: LLMHandler) -> list:
+    "The clients this handler routes to that hold keys (their `known_keys()` lists them)."
+    return [c for c in (self.client, *self.routes.values()) if callable(getattr(c, "known_keys", None))]
