@@ -24,7 +24,9 @@ Modules:
 - `reasoning_kit.engine.state`: How a run ends, what it raised, the state its log folds to, and the Algorithm base class.
 - `reasoning_kit.eval`: One algorithm over many tasks, with bounded concurrency, a deterministic check and a report you can compare.
 - `reasoning_kit.events`: A run is the fold of its event log: everything else in reasoning_kit is built on that one idea.
+- `reasoning_kit.handlers`: What the engine asks of a handler: the effect it serves, the type it returns, how it answers a request, its worst case for a budget, and the secrets it may carry.
 - `reasoning_kit.interop.inspect_ai`: Any reasoning_kit algorithm as an inspect_ai solver: its model calls go through inspect's model, and the run's log rides along in the sample's metadata.
+- `reasoning_kit.llm.core`: Messages, requests, responses and usage: the vocabulary every algorithm and every client shares.
 - `reasoning_kit.llm.fake`: A model that is a Python function of the request: every algorithm runs, and is tested, offline.
 - `reasoning_kit.local`: A real model the library starts itself: llama.cpp's `llama-server` on 127.0.0.1, a small model from PyPI, and a model string (`"local:smollm2"`) that works wherever one is taken.
 - `reasoning_kit.memory`: Short notes that outlive a run: stored as JSON Lines, found again by what they say.

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .llm import ToolCall, ToolSpec
 from .checks import check_int
+from .handlers import BaseHandler
 
 # %% auto #0
 __all__ = ['Tool', 'tool', 'ToolResult', 'ToolRegistry', 'ToolHandler']
@@ -102,9 +103,9 @@ class ToolRegistry:
         return [self.tools[n].spec for n in names]
 
 # %% ../nbs/04_tools.ipynb #2c52fbfb
-class ToolHandler:
+class ToolHandler(BaseHandler):
     "Runs tool calls with validation, a guard and approval; every failure is a result."
-    effect, request_type, result_type = "tool", ToolCall, ToolResult
+    effect, result_type = "tool", ToolResult
 
     def __init__(self, registry: ToolRegistry,
                  guard: Callable[[ToolCall], Any] | None = None,  # False or a reason string refuses
@@ -114,10 +115,6 @@ class ToolHandler:
         self.registry, self.guard, self.approve = registry, guard, approve
         self.max_argument_chars = check_int("ToolHandler", "max_argument_chars", max_argument_chars, 1, 10**9)
         self.max_calls_per_turn = check_int("ToolHandler", "max_calls_per_turn", max_calls_per_turn, 1, 10_000)
-
-    def attach(self, engine) -> ToolHandler:
-        "Run this engine's tool calls; returns self."
-        engine.attach(self.effect, self); return self
 
 # %% ../nbs/04_tools.ipynb #b81d1c10
 async def _maybe_await(v):

@@ -20,6 +20,7 @@ from typing import Any, Callable
 from pydantic import BaseModel
 
 from .engine import Check
+from .handlers import BaseHandler
 
 # %% auto #0
 __all__ = ['Verdict', 'ValidationHandler']
@@ -38,18 +39,14 @@ def _verdict(out) -> Verdict:
 
 
 # %% ../nbs/05_validate.ipynb #5d0c1ca1
-class ValidationHandler:
+class ValidationHandler(BaseHandler):
     "Answers `validate` effects with named deterministic checks."
-    effect, request_type, result_type = "validate", Check, Verdict
+    effect, result_type = "validate", Verdict
 
     def __init__(self, checks: dict[str, Callable[[Any, dict], Any]]):
         for n, f in checks.items():
             if not callable(f): raise TypeError(f"check {n!r} is not callable")
         self.checks = dict(checks)
-
-    def attach(self, engine) -> ValidationHandler:
-        "Answer this engine's validations; returns self."
-        engine.attach(self.effect, self); return self
 
     async def handle(self, check: Check, ec=None) -> Verdict:
         f = self.checks.get(check.name)

@@ -61,10 +61,9 @@ def check_admits_a_call(self: Budget) -> None:
 # %% ../../nbs/03a_engine_budget.ipynb #adfa20ee
 def call_price(handler, request: LLMRequest):
     "The `Price` of the model `request` will reach through `handler`, or None when it is not known."
-    routes = getattr(handler, "routes", None) or {}
-    client = routes.get(request.model) or routes.get(request.role) or getattr(handler, "client", None)
-    model = request.model or getattr(client, "model", None)
-    model = model if isinstance(model, str) else getattr(client, "name", None)
-    if not isinstance(model, str) or not model: return None
+    pricing = getattr(handler, "pricing", None)  # a Handler's question (handlers.Handler); a bare handler cannot answer it
+    found = pricing(request) if pricing is not None else (request.model, None) if request.model else None
+    if found is None: return None
+    model, prices = found
     from reasoning_kit.clients.models import price_for  # the price table lives with the clients; loaded only for cost budgets
-    return price_for(model.split("@")[0].split(":", 1)[-1], getattr(client, "prices", None) or None)
+    return price_for(model.split("@")[0].split(":", 1)[-1], prices)

@@ -253,7 +253,7 @@ MIN_COMPLETION = 8  # the fewest completion tokens a call is sent with when a bu
 @patch
 def _prompt_tokens(self: Run, handler, request: LLMRequest) -> int:
     "`request`'s prompt tokens: exact where the handler can count them (a llama-server's tokenizer), else `prompt_estimate`."
-    count = getattr(handler, "prompt_tokens", None)
+    count = getattr(handler, "prompt_tokens", None)  # a Handler's question (handlers.Handler); a bare handler cannot answer it
     exact = count(request) if callable(count) else None
     return exact if isinstance(exact, int) else prompt_estimate(request)
 
@@ -499,7 +499,7 @@ def secret_scrubber(engine: Engine | None = None) -> Callable[[str], str] | None
     "Scrubs every known secret (and any 8 characters in a row of one) from a line: the environment's, and the keys `engine`'s clients hold; None when there can be none."
     base = known_secrets()
     hs = engine.handlers.values() if engine is not None else ()
-    keyed = [c for h in hs for c in (getattr(h, "client", None), *getattr(h, "routes", {}).values()) if callable(getattr(c, "known_keys", None))]
+    keyed = [c for h in {id(h): h for h in hs}.values() for c in (h.secret_sources() if hasattr(h, "secret_sources") else ())]  # Handler.secret_sources
     if not base and not keyed: return None
     return lambda line: scrub(line, base + [k for c in keyed for k in c.known_keys()])
 

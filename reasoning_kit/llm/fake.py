@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from fastcore.basics import patch
 
-from . import (Choice, FinishReason, LLMRequest, LLMResponse, Message, ToolCall,
+from .core import (Choice, FinishReason, LLMRequest, LLMResponse, Message, ToolCall,
                                     Usage, assistant, trusted, trusted_builder)
 
 # %% auto #0
