@@ -2,6 +2,7 @@
 
 Modules:
 
+- `reasoning_kit.algos.best_of_n`: Draw N candidate answers, score each with a verifier, and answer with the best, the answer with the largest summed score, or the plain majority.
 - `reasoning_kit.algos.common`: Reading an answer out of a reply, counting answers, reading the task, and folding events through a table: what every algorithm needs, in one place.
 - `reasoning_kit.algos.debate`: Several agents answer, read each other's answers, revise, and a judge (or a vote) settles it.
 - `reasoning_kit.algos.generate_test_repair`: Generate a candidate, run a deterministic test on it, and when it fails show the model the failure and ask for a fix.
