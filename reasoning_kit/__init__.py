@@ -7,6 +7,7 @@ Modules:
 - `reasoning_kit.algos.debate`: Several agents answer, read each other's answers, revise, and a judge (or a vote) settles it.
 - `reasoning_kit.algos.generate_test_repair`: Generate a candidate, run a deterministic test on it, and when it fails show the model the failure and ask for a fix.
 - `reasoning_kit.algos.generator_critic`: One conversation: the generator drafts, a critic reviews, the generator patches its answer, until the critic accepts.
+- `reasoning_kit.algos.mcts`: Search over reasoning steps by selecting with UCT, expanding a node with proposed next steps, evaluating them, and backing the values up the tree.
 - `reasoning_kit.algos.reflexion`: Attempt, evaluate, and when the attempt is rejected write a short lesson; the next attempt starts from scratch with the lessons in its prompt.
 - `reasoning_kit.algos.self_consistency`: Sample several reasoning paths, read the final answer of each, and take the majority.
 - `reasoning_kit.algos.swarm`: One conversation, several agents; a hand-off is a tool call, and the rules are enforced in code.
