@@ -41,6 +41,7 @@ Modules:
 - `reasoning_kit.viz.generate_test_repair`: Candidates across, attempts down: each answer, whether the check passed it, and the failure message its repair answers.
 - `reasoning_kit.viz.generator_critic`: Each round of a GeneratorCritic run: the draft, the critic's verdict and its feedback, in one conversation.
 - `reasoning_kit.viz.html`: Escaping, graphs drawn with or without `dot`, and events, messages and usage as readable HTML.
+- `reasoning_kit.viz.mcts`: The search tree at any step: visits and mean values on each node, the path selected this iteration, the new nodes, and the answer.
 - `reasoning_kit.viz.reflexion`: Each trial of a Reflexion run: the attempt, the verdict and the lesson drawn from it.
 - `reasoning_kit.viz.self_consistency`: Every sampled reasoning path with its answer, and the tally of the votes as it grows.
 - `reasoning_kit.viz.swarm`: The agents and the hand-offs they may make, the active agent, the hand-offs taken so far in order, and the conversation with who said what.
