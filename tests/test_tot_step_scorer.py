@@ -1,9 +1,10 @@
 """Tree of Thoughts as beam search with a step scorer (a process reward model): `scorer=` is called once per new
 step with (task, steps so far) and its 0-10 score ranks the beam; no evaluator call is made, max_calls counts only
-proposals, the scores are logged (so replay and fork never call the scorer's model), and an asynchronous scorer
-(a reward model behind an endpoint) runs the same way. Also: the pictures of BestOfN and MCTS in the HTML export."""
+proposals, the scores are logged (the fold never needs the scorer; being code, a replay runs it again), an
+asynchronous scorer runs the same way, and a reward model served as a model is the evaluator (logged, replayed). Also: the pictures of BestOfN and MCTS in the HTML export."""
 import asyncio
 import random
+import re
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -62,13 +63,27 @@ def test_a_step_scorer_replaces_the_evaluator_calls_and_ranks_the_beam():
         assert out.value["answer"] == "12" and out.value["score"] == 10.0 and s.stopped == "final"
 
 
-def test_the_scores_are_logged_so_replay_calls_neither_model_nor_scorer():
+def test_the_scores_are_logged_so_the_fold_needs_no_scorer_and_replay_no_model():
     prm = PRM()
     first, _ = run_scripted(tot(prm), proposer, task="6 x 2?")
     again_prm = PRM()
     again, client = run_scripted(tot(again_prm), lambda r: 1 / 0, task="6 x 2?", replay=first.log)
     assert client.calls == 0 and again.value == first.value and again.state.algo == first.state.algo
+    assert again_prm.calls == prm.calls  # code, not an effect: a replay runs it again, and it says the same
     assert fold_run(first.log).algo == first.state.algo  # the fold needs no scorer: the scores are in the events
+
+
+def test_a_reward_model_endpoint_as_the_evaluator_is_logged_and_replayed():
+    def served(request):
+        if request.model != "prm": return proposer(request)
+        return text(str(PRM()(None, [re.findall(r"\n\d+\. (.*)", user_of(request))[-1]])))
+    algo = tot(None, evaluator_model="prm")
+    first, client = run_scripted(algo, served, task="6 x 2?")
+    code, _ = run_scripted(tot(PRM()), proposer, task="6 x 2?")
+    assert first.value == code.value and [n.score for n in first.state.algo.nodes.values()] == [n.score for n in code.state.algo.nodes.values()]
+    assert {r.model for r in client.requests if r.role == "evaluator"} == {"prm"} and first.calls <= algo.max_calls
+    again, silent = run_scripted(algo, lambda r: 1 / 0, task="6 x 2?", replay=first.log)
+    assert silent.calls == 0 and again.value == first.value
 
 
 @settings(max_examples=10, deadline=None)
