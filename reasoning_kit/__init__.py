@@ -36,6 +36,7 @@ Modules:
 - `reasoning_kit.timetravel`: Where two runs part, what each decided from there, and what the difference cost.
 - `reasoning_kit.tools`: `@tool` turns a typed Python function into something a model can call, safely.
 - `reasoning_kit.validate`: Named, deterministic checks: the cheapest and most reliable judge of an answer.
+- `reasoning_kit.viz.best_of_n`: Every candidate of a best-of-N run with its answer and its score, the votes and summed scores, and the chosen one.
 - `reasoning_kit.viz.debate`: The agents' answers in every round, who changed their mind, and the judge's ruling or the tally.
 - `reasoning_kit.viz.export`: Step through a run in any browser, offline: no server, no kernel, no CDN.
 - `reasoning_kit.viz.generate_test_repair`: Candidates across, attempts down: each answer, whether the check passed it, and the failure message its repair answers.
