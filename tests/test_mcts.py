@@ -225,3 +225,21 @@ def test_differences_tell_where_two_searches_parted():
     assert any(re.fullmatch(r"iteration \d+ selected n[.\d]+ instead of n[.\d]*", l) for l in lines) or \
         any(l.startswith("n.") and " scored " in l for l in lines)
     assert make().differences(a.state.algo, a.state.algo) == []
+
+
+def test_prompt_hooks_replace_the_defaults_and_unknown_ones_are_refused():
+    class Hooks:
+        def step_prompt(self, task, path): return f"NEXT after {len(path)} steps: {task}"
+        def final_answer(self, step): return step[4:] if step.startswith("ANS ") else None
+    seen = []
+    def fn(request):
+        seen.append(user_of(request))
+        if request.role == "evaluator": return text('{"score": 5}')
+        return text("ANS 12" if "after 1 steps" in user_of(request) else "go on")
+    out, _ = run_task(MCTS(iterations=2, branching=1, depth=3, prompts=Hooks()), fn)
+    assert out.value["answer"] == "12" and any(s.startswith("NEXT after 0 steps") for s in seen)
+    by_dict, _ = run_task(MCTS(iterations=2, branching=1, depth=3, prompts={"step_prompt": Hooks().step_prompt,
+                                                                              "final_answer": Hooks().final_answer}), fn)
+    assert by_dict.value == out.value
+    with pytest.raises(ValueError, match=r"MCTS: unknown prompt hooks \['propose_prompt'\]"):
+        MCTS(prompts={"propose_prompt": len})
