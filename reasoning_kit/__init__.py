@@ -2,10 +2,12 @@
 
 Modules:
 
+- `reasoning_kit.algos.best_of_n`: Draw N candidate answers, score each with a verifier, and answer with the best, the answer with the largest summed score, or the plain majority.
 - `reasoning_kit.algos.common`: Reading an answer out of a reply, counting answers, reading the task, and folding events through a table: what every algorithm needs, in one place.
 - `reasoning_kit.algos.debate`: Several agents answer, read each other's answers, revise, and a judge (or a vote) settles it.
 - `reasoning_kit.algos.generate_test_repair`: Generate a candidate, run a deterministic test on it, and when it fails show the model the failure and ask for a fix.
 - `reasoning_kit.algos.generator_critic`: One conversation: the generator drafts, a critic reviews, the generator patches its answer, until the critic accepts.
+- `reasoning_kit.algos.mcts`: Search over reasoning steps by selecting with UCT, expanding a node with proposed next steps, evaluating them, and backing the values up the tree.
 - `reasoning_kit.algos.reflexion`: Attempt, evaluate, and when the attempt is rejected write a short lesson; the next attempt starts from scratch with the lessons in its prompt.
 - `reasoning_kit.algos.self_consistency`: Sample several reasoning paths, read the final answer of each, and take the majority.
 - `reasoning_kit.algos.swarm`: One conversation, several agents; a hand-off is a tool call, and the rules are enforced in code.
@@ -35,17 +37,20 @@ Modules:
 - `reasoning_kit.secrets`: What a secret is, which ones a process knows, and scrubbing them out of everything that is written to disk, logged or shown.
 - `reasoning_kit.server`: Start runs and sessions over HTTP, and watch them event by event as they happen.
 - `reasoning_kit.session`: A conversation over many runs: each user message is one run, every run's log is kept, and a turn that died is finished from its log without asking the model again.
+- `reasoning_kit.sweep.budget`: Given a sweep over methods and budgets: which method to use at each budget, per difficulty bin if asked, with a bootstrap interval of the winner's margin, and a plot of the frontier.
 - `reasoning_kit.sweep.plots`: Accuracy against cost with error bars and the Pareto front, calls per item as a distribution, and per-item win/loss between two methods.
 - `reasoning_kit.sweep.ray`: The same sweep on a Ray cluster: each item a Ray task with its own Engine; rows, logs and progress come back as on one machine.
 - `reasoning_kit.tasks.game24`: The puzzle Tree of Thoughts was first shown on: an exact checker (with failure messages a model can act on), a solver, the puzzle set, and prompts of its own in the paper's format.
 - `reasoning_kit.timetravel`: Where two runs part, what each decided from there, and what the difference cost.
 - `reasoning_kit.tools`: `@tool` turns a typed Python function into something a model can call, safely.
 - `reasoning_kit.validate`: Named, deterministic checks: the cheapest and most reliable judge of an answer.
+- `reasoning_kit.viz.best_of_n`: Every candidate of a best-of-N run with its answer and its score, the votes and summed scores, and the chosen one.
 - `reasoning_kit.viz.debate`: The agents' answers in every round, who changed their mind, and the judge's ruling or the tally.
 - `reasoning_kit.viz.export`: Step through a run in any browser, offline: no server, no kernel, no CDN.
 - `reasoning_kit.viz.generate_test_repair`: Candidates across, attempts down: each answer, whether the check passed it, and the failure message its repair answers.
 - `reasoning_kit.viz.generator_critic`: Each round of a GeneratorCritic run: the draft, the critic's verdict and its feedback, in one conversation.
 - `reasoning_kit.viz.html`: Escaping, graphs drawn with or without `dot`, and events, messages and usage as readable HTML.
+- `reasoning_kit.viz.mcts`: The search tree at any step: visits and mean values on each node, the path selected this iteration, the new nodes, and the answer.
 - `reasoning_kit.viz.reflexion`: Each trial of a Reflexion run: the attempt, the verdict and the lesson drawn from it.
 - `reasoning_kit.viz.self_consistency`: Every sampled reasoning path with its answer, and the tally of the votes as it grows.
 - `reasoning_kit.viz.swarm`: The agents and the hand-offs they may make, the active agent, the hand-offs taken so far in order, and the conversation with who said what.

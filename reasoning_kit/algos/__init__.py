@@ -17,6 +17,8 @@ from .tot import ThoughtNode, TreeOfThoughts, parse_score
 from .self_consistency import SelfConsistency
 from .generator_critic import GeneratorCritic
 from .generate_test_repair import GenerateTestRepair
+from .best_of_n import BestOfN
+from .mcts import MCTS
 
 # %% ../../nbs/19_algos.ipynb #083fca6d
 def packaged(cls: type) -> type:

@@ -378,3 +378,6 @@ def sweep_from_file(path: str | Path, progress: bool = False) -> SweepResult:
         import tomllib; spec = tomllib.loads(p.read_text())
     else: spec = json.loads(p.read_text())
     return sweep_sync(**_experiment_file(spec, p.parent), progress=progress)
+
+# %% ../../nbs/33a_sweep.ipynb #f70344c0
+from .budget import best_by_budget, format_budget_table, plot_frontier  # which method at each budget (33d)
