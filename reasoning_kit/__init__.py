@@ -24,7 +24,7 @@ Modules:
 - `reasoning_kit.llm.fake`: A model that is a Python function of the request: every algorithm runs, and is tested, offline.
 - `reasoning_kit.memory`: Short notes that outlive a run: stored as JSON Lines, found again by what they say.
 - `reasoning_kit.runtime`: Effects with keys, a log that is the run, a budget checked before every call, and replay for free.
-- `reasoning_kit.sandbox`: Run code a model wrote in a separate process with a time limit, a memory limit, no environment and a scratch directory.
+- `reasoning_kit.sandbox`: Run code a model wrote in new namespaces (no network, no files but its own, one writable scratch directory) with a time limit, a memory limit and no environment; process limits alone as a fallback that warns.
 - `reasoning_kit.server`: Start runs and sessions over HTTP, and watch them event by event as they happen.
 - `reasoning_kit.session`: A conversation over many runs: each user message is one run, every run's log is kept, and a turn that died is finished from its log without asking the model again.
 - `reasoning_kit.sweep.plots`: Accuracy against cost with error bars and the Pareto front, calls per item as a distribution, and per-item win/loss between two methods.
