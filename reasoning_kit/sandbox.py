@@ -107,7 +107,7 @@ SCRATCH = "/scratch"  # where the scratch directory appears inside the namespace
 
 def _python_roots(python: str) -> list[str]:
     "The directories outside /usr the interpreter needs: its prefix (and a venv's base), else none."
-    if os.path.realpath(python).startswith("/usr/"): return []
+    if python.startswith("/usr/") and os.path.realpath(python).startswith("/usr/"): return []  # a venv's link is not
     roots = {sys.prefix, sys.base_prefix} if python == sys.executable else {os.path.dirname(os.path.dirname(python))}
     return sorted({os.path.realpath(r) for r in roots} - {"/usr", "/"})
 
@@ -151,7 +151,9 @@ async def namespace_problem(python: str, drop: bool) -> str:
                 start_new_session=True, preexec_fn=_limits(10, 256, drop))
             _, err = await asyncio.wait_for(p.communicate(), 10)
             why = "" if p.returncode == 0 else f"bwrap failed: {err.decode(errors='replace').strip()[-200:] or p.returncode}"
-        except (OSError, TimeoutError) as e: why = f"bwrap failed: {type(e).__name__}: {e}"
+        except OSError as e: why = f"bwrap failed: {type(e).__name__}: {e}"
+        except TimeoutError:  # a loaded machine, not an answer: not remembered, the next run asks again
+            _kill(p); await p.wait(); return "bwrap did not start within 10s"
         finally: shutil.rmtree(scratch, ignore_errors=True)
     return _problems.setdefault((python, drop), why)
 
