@@ -15,7 +15,7 @@ Modules:
 - `reasoning_kit.clients.cassettes`: A cache of responses keyed by the full request, and cassettes: a run recorded once against a real model replays offline, byte for byte.
 - `reasoning_kit.clients.errors`: Every failure is a `ClientError` that knows whether asking again could help; waits honour the server; limits protect the quota.
 - `reasoning_kit.clients.models`: `PROVIDER:MODEL[@BASE_URL]` names a model anywhere one is taken; keys never show; usage becomes dollars.
-- `reasoning_kit.clients.stream`: The HTTP clients' answers as they arrive: text and tool-call deltas, then the whole answer, with retries until the first delta and parallel samples side by side.
+- `reasoning_kit.clients.stream`: The HTTP clients' answers as they arrive: text and tool-call deltas, then the whole answer, with retries (a stream cut after text is asked again, and its listeners told to discard it) and parallel samples side by side.
 - `reasoning_kit.clients.transport`: One pooled connection per client, keys looked up per call and scrubbed, limits, retries that show in the log, timeouts, streaming, and `n` samples.
 - `reasoning_kit.clients.wire`: Requests to chat-completions JSON and back, streams reassembled, and the helpers both wire formats share.
 - `reasoning_kit.eval`: One algorithm over many tasks, with bounded concurrency, a deterministic check and a report you can compare.
