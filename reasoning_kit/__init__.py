@@ -18,7 +18,7 @@ Modules:
 - `reasoning_kit.clients.cassettes`: A cache of responses keyed by the full request, and cassettes: a run recorded once against a real model replays offline, byte for byte.
 - `reasoning_kit.clients.errors`: Every failure is a `ClientError` that knows whether asking again could help; waits honour the server; limits protect the quota.
 - `reasoning_kit.clients.models`: `PROVIDER:MODEL[@BASE_URL]` names a model anywhere one is taken; keys never show; usage becomes dollars.
-- `reasoning_kit.clients.stream`: The HTTP clients' answers as they arrive: text and tool-call deltas, then the whole answer, with retries until the first delta and parallel samples side by side.
+- `reasoning_kit.clients.stream`: The HTTP clients' answers as they arrive: text and tool-call deltas, then the whole answer, with retries (a stream cut after text is asked again, and its listeners told to discard it) and parallel samples side by side.
 - `reasoning_kit.clients.transport`: One pooled connection per client, keys looked up per call and scrubbed, limits, retries that show in the log, timeouts, streaming, and `n` samples.
 - `reasoning_kit.clients.wire`: Requests to chat-completions JSON and back, streams reassembled, and the helpers both wire formats share.
 - `reasoning_kit.engine.budget`: A budget checked before every call: its limits, each call's worst case reserved, and the price of a model.
@@ -33,7 +33,7 @@ Modules:
 - `reasoning_kit.local`: A real model the library starts itself: llama.cpp's `llama-server` on 127.0.0.1, a small model from PyPI, and a model string (`"local:smollm2"`) that works wherever one is taken.
 - `reasoning_kit.memory`: Short notes that outlive a run: stored as JSON Lines, found again by what they say.
 - `reasoning_kit.runtime`: `reasoning_kit.runtime` is now `reasoning_kit.engine`: the old name still imports, with a warning.
-- `reasoning_kit.sandbox`: Run code a model wrote in a separate process with a time limit, a memory limit, no environment and a scratch directory.
+- `reasoning_kit.sandbox`: Run code a model wrote in new namespaces (no network, no files but its own, one writable scratch directory) with a time limit, a memory limit and no environment; process limits alone as a fallback that warns.
 - `reasoning_kit.secrets`: What a secret is, which ones a process knows, and scrubbing them out of everything that is written to disk, logged or shown.
 - `reasoning_kit.server`: Start runs and sessions over HTTP, and watch them event by event as they happen.
 - `reasoning_kit.session`: A conversation over many runs: each user message is one run, every run's log is kept, and a turn that died is finished from its log without asking the model again.

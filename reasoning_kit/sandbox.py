@@ -1,23 +1,36 @@
-"""Run code a model wrote in a separate process with a time limit,
-a memory limit, no environment and a scratch directory.
+"""Run code a model wrote in new namespaces (no network, no files but its own, one writable scratch
+directory) with a time limit, a memory limit and no environment; process limits alone as a fallback that warns.
 
-Everything the child could try to reach stays outside it:
+Everything the child could try to reach stays outside it. By default (`isolation="auto"`) the child runs
+under [bubblewrap](https://github.com/containers/bubblewrap) (`bwrap`, the sandbox Flatpak uses) in new
+namespaces:
+
+- **no network**: a network namespace of its own, with only its own loopback: `127.0.0.1` is not the host's;
+- **no files but its own**: a root of its own holding `/usr` (the interpreter and the standard library) and the
+  interpreter's prefix read-only, a fresh `/proc` that shows only the sandbox's processes, a small `/dev`,
+  a 64 MB tmpfs `/tmp`, and the scratch directory at `/scratch`, the one place it writes to the host disk.
+  `/home`, `/root`, `/work`, `/etc`, a project's `.env`: none of them exist in there;
+- **its own PIDs, IPC and hostname**, no new user namespaces inside, and it dies with its parent.
+
+Inside the namespaces, and on their own when namespaces cannot run, the process limits:
 
 - **a separate process**, started in its own session so the whole process group can be killed;
 - **limits** set with `resource.setrlimit` before the code starts: CPU seconds, address space (memory),
-  file size, no core files;
+  file size, no core files; what it prints is read up to `max_output` and the rest thrown away;
 - **an empty environment**: no API keys, no `PATH`, nothing inherited; Python runs in isolated mode (`-I`);
 - **a scratch directory** as its working directory, removed afterwards;
-- when the parent runs as root, the child drops to the `nobody` user (and at most 64 processes), so it
-  cannot read the parent's `/proc/PID/environ`, root's files or the keys in them. `nobody` must be able to
-  run the interpreter: a Python under `/root` (pyenv) is not reachable, so the sandbox then uses the system
-  one (`/usr/bin/python3`: the standard library only). A parent that is not root runs the child as
-  itself, which *can* read its `/proc/PID/environ`: keep keys out of that environment, or use a container;
+- when the parent runs as root, the child drops to the `nobody` user (and at most 64 processes) before
+  bubblewrap starts, so bubblewrap runs unprivileged and the code cannot read root's files even if one were
+  mounted. `nobody` must be able to run the interpreter: a Python under `/root` (pyenv) is not reachable, so
+  the sandbox then uses the system one (`/usr/bin/python3`: the standard library only);
 - **a wall-clock limit**, and if the caller is cancelled (an engine's `Budget(seconds=...)` running out
   cancels the effect in flight) the child is killed at once.
 
-This is process isolation, not a container: the child can still use the network and read files
-the user it runs as can read. For code from strangers, run the whole thing in a container as well.
+When bubblewrap is missing or cannot make namespaces (no unprivileged user namespaces, a container's seccomp
+filter), the sandbox falls back to the process limits alone and warns once, saying what is left open: the
+network, files the child's user can read, and writes outside the scratch directory. `isolation="namespace"`
+(or `REASONING_KIT_SANDBOX=namespace` in the environment) refuses to run instead; `SandboxResult.isolation`
+says which ran. For code from strangers, a container or a VM around the whole thing is still the stronger wall.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/sandbox.html.md"""
 
@@ -35,12 +48,14 @@ import shutil
 import signal
 import sys
 import tempfile
+import warnings
 from dataclasses import dataclass
 
-from .checks import check_float, check_int
+from .checks import check_choice, check_float, check_int
 
 # %% auto #0
-__all__ = ['NOBODY', 'SYSTEM_PYTHONS', 'SandboxResult', 'sandbox_python', 'run_python', 'python_tests']
+__all__ = ['NOBODY', 'SYSTEM_PYTHONS', 'SCRATCH', 'ISOLATIONS', 'SandboxResult', 'sandbox_python', 'bwrap_args',
+           'SandboxUnavailable', 'SandboxWarning', 'namespace_problem', 'run_python', 'python_tests']
 
 # %% ../nbs/08_sandbox.ipynb #11021215
 @dataclass
@@ -51,6 +66,7 @@ class SandboxResult:
     stderr: str = ""
     timed_out: bool = False  # the wall-clock limit ended it
     user: str = ""  # who the child ran as: "nobody", or the parent's uid
+    isolation: str = ""  # "namespace" (bubblewrap and the limits) or "process" (the limits only)
 
     @property
     def ok(self) -> bool: return self.returncode == 0 and not self.timed_out
@@ -86,36 +102,133 @@ def sandbox_python() -> tuple[str, bool]:
         if os.path.exists(p) and _nobody_can_run(p): return p, True
     return sys.executable, False
 
-# %% ../nbs/08_sandbox.ipynb #95108c41
+# %% ../nbs/08_sandbox.ipynb #ba2aa233
+SCRATCH = "/scratch"  # where the scratch directory appears inside the namespaces
+
+def _python_roots(python: str) -> list[str]:
+    "The directories outside /usr the interpreter needs: its prefix (and a venv's base), else none."
+    if python.startswith("/usr/") and os.path.realpath(python).startswith("/usr/"): return []  # a venv's link is not
+    roots = {sys.prefix, sys.base_prefix} if python == sys.executable else {os.path.dirname(os.path.dirname(python))}
+    return sorted({os.path.realpath(r) for r in roots} - {"/usr", "/"})
+
+def bwrap_args(python: str, scratch: str) -> list[str]:
+    "bubblewrap's argv up to the command: new namespaces, the interpreter read-only, only `scratch` writable."
+    args = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--disable-userns",
+            "--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev", "--size", str(64 << 20), "--tmpfs", "/tmp"]
+    for d in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):  # merged /usr: symlinks into it
+        if os.path.islink(d): args += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d): args += ["--ro-bind", d, d]
+    for r in _python_roots(python): args += ["--ro-bind", r, r]
+    return args + ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache", "--bind", scratch, SCRATCH, "--chdir", SCRATCH]
+
+# %% ../nbs/08_sandbox.ipynb #b75bd4fa
+ISOLATIONS = ("auto", "namespace", "process")
+
+class SandboxUnavailable(RuntimeError):
+    "isolation='namespace' was asked for, and bubblewrap cannot run here."
+
+class SandboxWarning(UserWarning):
+    "Model-written code is running with the process limits only: network and files are open to it."
+
+def _scratch(drop: bool) -> str:
+    "A fresh scratch directory the child (as `nobody`, when it drops) can write to."
+    d = tempfile.mkdtemp(prefix="rk-sandbox-", dir="/tmp" if drop and not _nobody_can_run(tempfile.gettempdir()) else None)
+    if drop: os.chown(d, NOBODY, NOBODY)
+    return d
+
+# %% ../nbs/08_sandbox.ipynb #4559a7d2
+_problems: dict = {}  # (python, drop) -> why namespaces cannot run ("" when they can)
+
+async def namespace_problem(python: str, drop: bool) -> str:
+    "Why bubblewrap cannot run `python` here ('' when it can); tried once per interpreter and user."
+    if (python, drop) in _problems: return _problems[python, drop]
+    if not shutil.which("bwrap"): why = "bubblewrap (bwrap) is not installed"
+    else:
+        scratch = _scratch(drop)
+        try:
+            p = await asyncio.create_subprocess_exec(*bwrap_args(python, scratch), python, "-I", "-c", "pass", env={},
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+                start_new_session=True, preexec_fn=_limits(10, 256, drop))
+            _, err = await asyncio.wait_for(p.communicate(), 10)
+            why = "" if p.returncode == 0 else f"bwrap failed: {err.decode(errors='replace').strip()[-200:] or p.returncode}"
+        except OSError as e: why = f"bwrap failed: {type(e).__name__}: {e}"
+        except TimeoutError:  # a loaded machine, not an answer: not remembered, the next run asks again
+            _kill(p); await p.wait(); return "bwrap did not start within 10s"
+        finally: shutil.rmtree(scratch, ignore_errors=True)
+    return _problems.setdefault((python, drop), why)
+
+# %% ../nbs/08_sandbox.ipynb #8a7fcf1c
+_warned = False
+
+def _warn_fallback(why: str, drop: bool):
+    global _warned
+    if _warned: return
+    _warned = True
+    warnings.warn(
+        f"reasoning_kit.sandbox: model-written code runs with process isolation only ({why}). Isolated: a separate "
+        f"process with time, memory and file-size limits, an empty environment, a scratch directory"
+        f"{', the nobody user' if drop else ''}. NOT isolated: the network (it can connect out, 127.0.0.1 included), "
+        "files its user can read (a project's .env), writes outside the scratch directory (/tmp). Install bubblewrap "
+        "for namespaces, or pass isolation='namespace' (REASONING_KIT_SANDBOX=namespace) to refuse to run without them.",
+        SandboxWarning, stacklevel=4)
+
+async def _isolation(isolation: str | None, python: str, drop: bool) -> str:
+    "The isolation this run gets: 'namespace' or 'process' (warned once), or SandboxUnavailable."
+    mode = check_choice("run_python", "isolation", isolation or os.environ.get("REASONING_KIT_SANDBOX") or "auto", ISOLATIONS)
+    why = "isolation='process' was asked for" if mode == "process" else await namespace_problem(python, drop)
+    if not why: return "namespace"
+    if mode == "namespace":
+        raise SandboxUnavailable(f"run_python: isolation='namespace' was asked for, but {why}; install bubblewrap "
+                                 "(apt-get install bubblewrap) where user namespaces are allowed, or use isolation='auto'")
+    _warn_fallback(why, drop)
+    return "process"
+
+# %% ../nbs/08_sandbox.ipynb #d38930ad
 def _kill(proc):
     try: os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError): pass
 
+async def _feed(w, data: bytes):
+    try: w.write(data); await w.drain(); w.close()
+    except (BrokenPipeError, ConnectionResetError): pass
+
+async def _read(r, into: bytearray, limit: int):
+    while chunk := await r.read(1 << 16):
+        if len(into) < limit: into += chunk[:limit - len(into)]
+
+async def _reap(proc):
+    "Kill the group, read the pipes to their end (a full, unread pipe never closes) and wait for the exit."
+    _kill(proc)
+    try: await asyncio.wait_for(asyncio.gather(_read(proc.stdout, bytearray(), 0), _read(proc.stderr, bytearray(), 0), proc.wait()), 10)
+    except TimeoutError: pass  # something outside the group still holds a pipe (the fallback only): leave it
+
+# %% ../nbs/08_sandbox.ipynb #95108c41
 async def run_python(code: str, stdin: str = "", seconds: float = 5.0, memory_mb: int = 256,
-                     max_output: int = 64_000) -> SandboxResult:
+                     max_output: int = 64_000, isolation: str | None = None) -> SandboxResult:
     "Run `code` in a separate, limited Python process with an empty environment; see the notes above."
     seconds = check_float("run_python", "seconds", seconds, 0.1, 3600)
     memory_mb = check_int("run_python", "memory_mb", memory_mb, 32, 1 << 20)
+    max_output = check_int("run_python", "max_output", max_output, 0, 1 << 30)
     python, drop = sandbox_python()
-    scratch = tempfile.mkdtemp(prefix="rk-sandbox-", dir="/tmp" if drop and not _nobody_can_run(tempfile.gettempdir()) else None)
+    how = await _isolation(isolation, python, drop)
+    scratch = _scratch(drop)
     try:
-        if drop: os.chown(scratch, NOBODY, NOBODY)
         with open(os.path.join(scratch, "main.py"), "w") as f: f.write(code)
         if drop: os.chmod(os.path.join(scratch, "main.py"), 0o644)
-        proc = await asyncio.create_subprocess_exec(
-            python, "-I", "-B", "main.py", cwd=scratch, env={}, start_new_session=True,
+        argv = (bwrap_args(python, scratch) if how == "namespace" else []) + [python, "-I", "-B", "main.py"]
+        proc = await asyncio.create_subprocess_exec(*argv, cwd=scratch, env={}, start_new_session=True,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             preexec_fn=_limits(seconds, memory_mb, drop))
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), seconds)
-            timed_out = False
-        except TimeoutError: out, err, timed_out = b"", b"", True
-        finally:
-            _kill(proc)
+        out, err, timed_out = bytearray(), bytearray(), False
+        async def talk():
+            await asyncio.gather(_feed(proc.stdin, stdin.encode()), _read(proc.stdout, out, 4 * max_output), _read(proc.stderr, err, 4 * max_output))
             await proc.wait()
-        cut = lambda b: b.decode(errors="replace")[:max_output]
+        try: await asyncio.wait_for(talk(), seconds)
+        except TimeoutError: timed_out = True
+        finally: await _reap(proc)
+        cut = lambda b: bytes(b).decode(errors="replace")[:max_output]
         return SandboxResult(None if timed_out else proc.returncode, cut(out), cut(err), timed_out,
-                             "nobody" if drop else str(os.geteuid()))
+                             "nobody" if drop else str(os.geteuid()), how)
     finally: shutil.rmtree(scratch, ignore_errors=True)
 
 # %% ../nbs/08_sandbox.ipynb #b02ec814
@@ -134,11 +247,12 @@ _say(True, "")
 """
 
 # %% ../nbs/08_sandbox.ipynb #ba8af1ed
-async def python_tests(code: str, tests: list, seconds: float = 5.0, memory_mb: int = 256) -> tuple[bool, str]:
+async def python_tests(code: str, tests: list, seconds: float = 5.0, memory_mb: int = 256,
+                       isolation: str | None = None) -> tuple[bool, str]:
     "Run `code` and its `[call, expected]` tests in the sandbox: (ok, the first failure)."
     mark = secrets.token_hex(16)
     program = f"open('solution.py', 'w').write({code!r})\n" + _DRIVER
-    r = await run_python(program, json.dumps(tests) + "\n" + mark + "\n", seconds, memory_mb)
+    r = await run_python(program, json.dumps(tests) + "\n" + mark + "\n", seconds, memory_mb, isolation=isolation)
     if r.timed_out: return False, f"the code ran past the {seconds}s limit"
     lines = [l[len(mark):] for l in r.stdout.splitlines() if l.startswith(mark)]
     if not lines: return False, f"the code exited ({r.returncode}) without a verdict: {r.stderr.strip()[-300:]}"

@@ -12,7 +12,7 @@ import pytest
 import respx
 
 from reasoning_kit.clients import (AnthropicClient, APIError, CallTimeout, ConnectionFailed, MalformedResponse, MissingKey,
-                                   OpenAIClient, StreamTruncated, client_for_model, settings)
+                                   OpenAIClient, StreamRestart, StreamTruncated, client_for_model, settings)
 from reasoning_kit.llm import LLMHandler, LLMRequest, LLMResponse, TextDelta, user
 from reasoning_kit.engine import Engine, Status
 
@@ -219,13 +219,14 @@ def test_a_stream_error_status_before_any_delta_is_retried():
 
 
 @respx.mock
-def test_a_stream_without_its_end_marker_is_an_error_not_a_short_answer():
+def test_a_stream_without_its_end_marker_is_retried_then_an_error_not_a_short_answer():
     route = respx.post(URL).mock(return_value=httpx.Response(200, headers={"content-type": "text/event-stream"}, text=sse_body(*TEXT_CHUNKS, done=False)))
     got = []
     async def go():
-        async for item in fast().stream(REQ): got.append(item)
-    with pytest.raises(StreamTruncated, match="cut after 3 deltas.*before its \\[DONE\\]"): run(go())
-    assert route.call_count == 1 and "".join(d.text for d in got) == "one two three"
+        async for item in fast(max_retries=2).stream(REQ): got.append(item)
+    with pytest.raises(StreamTruncated, match="cut after 3 deltas.*before its \\[DONE\\].*gave up after 3 attempt"): run(go())
+    assert route.call_count == 3 and not any(isinstance(i, LLMResponse) for i in got)
+    assert [type(i).__name__ for i in got] == ["TextDelta"] * 3 + ["StreamRestart"] + ["TextDelta"] * 3 + ["StreamRestart"] + ["TextDelta"] * 3
 
 
 @respx.mock
@@ -312,15 +313,50 @@ def test_a_body_cut_short_is_retried_then_fails_clearly():
     assert run(go()) == 2
 
 
-def test_a_stream_cut_halfway_on_a_real_socket():
+def test_a_stream_cut_halfway_on_a_real_socket_is_asked_again_and_the_listener_told():
     async def go():
         async with BadServer(["cut", "ok"]) as s:
             got, call = [], Call()
-            with pytest.raises(StreamTruncated, match="cut after 2 deltas"):
-                async for item in OpenAIClient("m", base_url=s.url, backoff=0.01).stream(REQ, call): got.append(item)
+            async for item in OpenAIClient("m", base_url=s.url, backoff=0.01).stream(REQ, call): got.append(item)
             return got, s.seen, call.events
     got, seen, events = run(go())
-    assert "".join(d.text for d in got) == "one two " and seen == 1 and events == []  # not retried: half an answer was shown
+    assert [type(i).__name__ for i in got] == ["TextDelta", "TextDelta", "StreamRestart", "TextDelta", "LLMResponse"]
+    restart = got[2]
+    assert (restart.index, restart.attempt, restart.discarded) == (None, 1, 2) and restart.error.startswith(("ConnectionFailed", "StreamTruncated"))
+    assert got[-1].text == got[3].text == "hello" and seen == 2  # the whole second answer, nothing of the cut one
+    assert [k for k, _ in events] == ["llm.retry"] and events[0][1]["attempt"] == 1
+
+
+def test_cut_samples_restart_one_sample_each_and_the_answers_match_an_uncut_run():
+    "n=2 sampled by parallel streams: a cut sample is restarted alone (its index), the others stand."
+    async def go(modes):
+        async with BadServer(modes) as s:
+            c = OpenAIClient("m", base_url=s.url, backoff=0.01, native_n=False)
+            return [i async for i in c.stream(LLMRequest(messages=[user("hi")], n=2))]
+    cut, clean = run(go(["cut", "ok"])), run(go(["ok"]))
+    restarts = [i for i in cut if isinstance(i, StreamRestart)]
+    assert len(restarts) == 1 and restarts[0].index in (0, 1)
+    assert cut[-1].texts == clean[-1].texts == ["hello", "hello"]
+
+
+def test_under_an_engine_a_cut_stream_is_retried_and_the_run_equals_the_uncut_one():
+    from reasoning_kit.algos import ToolLoop
+    async def go(modes, **kw):
+        async with BadServer(modes) as s:
+            seen = []
+            async with Engine() as engine:
+                LLMHandler(OpenAIClient("m", base_url=s.url, backoff=0.01, **kw)).attach(engine)
+                r = engine.start(ToolLoop(stream=True), {"task": "hi"})
+                r.watch_deltas(seen.append)
+                return await r, seen
+    (cut, seen), (clean, _) = run(go(["cut", "ok"])), run(go(["ok"]))
+    assert cut.status == clean.status == Status.OK and cut.value == clean.value and cut.calls == clean.calls == 1
+    assert [type(d).__name__ for d in seen] == ["TextDelta", "TextDelta", "StreamRestart", "TextDelta"]
+    assert [e.kind for e in cut.log if e.kind.startswith("llm.")] == ["llm.request", "llm.retry", "llm.result"]
+    out, _ = run(go(["cut"], max_retries=1))  # retries run out: the call's error names the cut and the attempts
+    err = [e for e in out.log if e.kind == "llm.error"]
+    assert out.status != Status.OK and len(err) == 1 and err[0].key == "loop/1/llm"
+    assert "cut after 2 deltas" in err[0].data["error"] and "gave up after 2 attempt" in err[0].data["error"]
 
 
 def test_whole_call_timeout_on_a_stalled_server():

@@ -24,7 +24,7 @@ import pytest
 from pydantic import BaseModel
 
 from reasoning_kit.algos import Agent, Swarm, ToolLoop, TreeOfThoughts
-from reasoning_kit.clients import AnthropicClient, APIError, OpenAIClient, StreamTruncated, client_for_model
+from reasoning_kit.clients import AnthropicClient, APIError, OpenAIClient, StreamRestart, StreamTruncated, client_for_model
 from reasoning_kit.llm import LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCallDelta, parse_as, structured, user
 from reasoning_kit.engine import Engine, Status
 from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
@@ -326,7 +326,7 @@ def test_http_proxy_from_the_environment_is_used_and_no_proxy_bypasses_it(llama,
 
 
 @pytest.mark.parametrize("wire", WIRES)
-def test_a_stream_cut_before_any_text_is_retried_after_text_fails_clearly(llama, wire, monkeypatch):
+def test_a_stream_cut_before_or_after_text_is_retried_then_fails_clearly(llama, wire, monkeypatch):
     _no_proxy_env(monkeypatch)
     async def go(cuts):
         server, port, seen = await forward_proxy(cuts)
@@ -336,5 +336,7 @@ def test_a_stream_cut_before_any_text_is_retried_after_text_fails_clearly(llama,
         finally: server.close()
     items, seen = run(go([0]))  # the first connection dies before any event: asked again, and the answer is whole
     assert items[-1].text == ANSWER and len(seen) == 2
-    err, seen = run(go([900, 900, 900]))  # text was already passed on: a clear error, not a retry
-    assert isinstance(err, StreamTruncated) and "the stream was cut after" in str(err) and len(seen) == 1
+    items, seen = run(go([900, None]))  # cut after text: asked again, the listener told to discard, the answer whole
+    assert items[-1].text == ANSWER and len(seen) == 2 and sum(isinstance(i, StreamRestart) for i in items) == 1
+    err, seen = run(go([900, 900, 900]))  # cut every time: a clear error once the two retries are spent
+    assert isinstance(err, StreamTruncated) and "the stream was cut after" in str(err) and "gave up after 3 attempt" in str(err) and len(seen) == 3

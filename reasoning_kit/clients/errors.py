@@ -13,9 +13,12 @@ import email.utils
 import random
 import time
 
+from pydantic import BaseModel
+
 # %% auto #0
 __all__ = ['RETRY_STATUSES', 'ClientError', 'APIError', 'MissingKey', 'Unsupported', 'ContextExceeded', 'ConnectionFailed',
-           'CallTimeout', 'MalformedResponse', 'StreamTruncated', 'parse_retry_after', 'backoff', 'RateLimiter']
+           'CallTimeout', 'MalformedResponse', 'StreamTruncated', 'StreamRestart', 'parse_retry_after', 'backoff',
+           'RateLimiter']
 
 # %% ../../nbs/06b_retry.ipynb #f447902f
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -62,6 +65,14 @@ class StreamTruncated(MalformedResponse):
     "A stream ended before its end marker."
     def __init__(self, message: str, retryable: bool = True): super().__init__(message, retryable)
 
+
+# %% ../../nbs/06b_retry.ipynb #5dd783e2
+class StreamRestart(BaseModel):
+    "Passed to stream listeners before a cut stream is asked again: discard what choice `index` showed."
+    index: int | None = None  # the choice (sample) to discard; None: every choice of the call
+    attempt: int  # the attempt that was cut; the next one starts now
+    discarded: int  # how many of its deltas had been passed on
+    error: str  # why it was cut (keys scrubbed)
 
 # %% ../../nbs/06b_retry.ipynb #1512766f
 def parse_retry_after(headers) -> float | None:

@@ -1,5 +1,6 @@
 """The HTTP clients' answers as they arrive: text and tool-call deltas, then the whole answer,
-with retries until the first delta and parallel samples side by side.
+with retries (a stream cut after text is asked again, and its listeners told to discard it) and
+parallel samples side by side.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/stream.html.md"""
 
@@ -17,7 +18,8 @@ import httpx
 from fastcore.basics import patch
 
 from ..llm import LLMRequest, LLMResponse
-from .errors import APIError, CallTimeout, ClientError, ConnectionFailed, MalformedResponse, StreamTruncated
+from .errors import (APIError, CallTimeout, ClientError, ConnectionFailed, MalformedResponse, StreamRestart,
+                                          StreamTruncated)
 from .transport import HTTPClient, check_capabilities, merge_responses, refuses_n, sample_of
 from .wire import deltas_of, json_text, snip, sse_events
 
@@ -95,12 +97,13 @@ async def _stream_one(self: HTTPClient, request: LLMRequest, call) -> AsyncItera
                     yield item
             return
         except ClientError as e:
-            if shown:
-                if isinstance(e, (ConnectionFailed, CallTimeout, StreamTruncated)):
-                    raise StreamTruncated(f"{self.provider}: the stream was cut after {shown} deltas: {self._scrub(str(e))}", retryable=False) from None
-                raise
+            cut = isinstance(e, (ConnectionFailed, CallTimeout, StreamTruncated))
+            if shown and not cut: raise
             wait = self._retry_wait(e, attempt)
+            if wait is None and shown:
+                raise StreamTruncated(f"{self.provider}: the stream was cut after {shown} deltas: {self._scrub(str(self._give_up(e, attempt)))}", retryable=False) from None
             if wait is None: raise self._give_up(e, attempt)
+            if shown: yield StreamRestart(attempt=attempt, discarded=shown, error=self._scrub(f"{type(e).__name__}: {e}"))
             self._note_retry(call, attempt, e, wait)
             await asyncio.sleep(wait)
 
