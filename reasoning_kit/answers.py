@@ -21,7 +21,7 @@ def _check_kind(who: str, kind) -> str:
     return kind
 
 # %% auto #0
-__all__ = ['KINDS', 'fold', 'words_to_number', 'tidy', 'normalize', 'Extracted', 'extract', 'Votes', 'vote']
+__all__ = ['KINDS', 'fold', 'words_to_number', 'tidy', 'normalize', 'Extracted', 'extract', 'Votes', 'vote', 'read_verdict']
 
 # %% ../nbs/01a_answers.ipynb #bec23094
 _MINUS = dict.fromkeys(map(ord, "\u2212\u2012\u2013\u2014\ufe63\uff0d"), "-")
@@ -214,3 +214,17 @@ def vote(replies,  # replies (str), Extracted answers, or None for a missing rep
         v[e.answer] = v.get(e.answer, 0) + 1
         v.raw.setdefault(e.answer, []).append(e.raw)
     return v
+
+# %% ../nbs/01a_answers.ipynb #fbadc2b1
+_NO = (r"(?:can\s*not|can't|could\s+not|couldn't|do\s+not|don't|won't|would\s+not)\s+(?:approve|accept|pass|agree)"
+       r"|not\s+(?:quite\s+)?(?:correct|right|accepted|acceptable|approved|complete|valid|ok(?:ay)?|good)|isn'?t\s+(?:correct|right|valid)"
+       r"|the\s+correct\s+answer\s+(?:is|would\s+be|should\s+be)|incorrect|wrong|inaccurate|invalid|fail(?:s|ed|ure)?"
+       r"|reject(?:s|ed)?|revis(?:e|ed|ion)|needs?\s+(?:revision|work|changes|fixing)|mistakes?|errors?|flawed")
+_YES = (r"no\s+(?:issues?|errors?|mistakes?|problems?|changes?\s+needed)|correct|(?:is|are|that.s|looks|seems)\s+right|pass(?:es|ed)?|accept(?:s|ed|able)?"
+        r"|approved?|lgtm|looks\s+good|valid|verified")
+_VERDICT = re.compile(rf"\b(?:(?P<no>{_NO})|(?P<yes>{_YES}))\b(?!\s*\?)", re.I)
+
+def read_verdict(text: str | None) -> bool | None:
+    "A reviewer's verdict in prose or markdown: True (accept), False (reject), None (no verdict); the first verdict word decides."
+    m = _VERDICT.search(fold(text or "").replace("*", "").replace("_", " "))
+    return None if m is None else m.group("yes") is not None
