@@ -29,7 +29,10 @@ __all__ = ['PROPOSER_PROMPT', 'PROPOSER_LIST_PROMPT', 'EVALUATOR_PROMPT', 'VOTER
 
 # %% ../../nbs/14_tot.ipynb #10361bdc
 _NUMBER = r"(?<![-\d.])(\d+(?:\.\d+)?)(?:\s*(?:/|\bout\s+of\b)\s*(\d+(?:\.\d+)?)|\s*(%))?"
-_LABELLED = re.compile(r"\b(?:score|rating)\b[^0-9\n]{0,12}?" + _NUMBER, re.I)
+_LABELLED = re.compile(r"\b(?:score|rating|rate[ds]?|give\s+(?:it|this|the\s+step|this\s+step))\b[^0-9\n]{0,20}?" + _NUMBER, re.I)
+_SCALED = re.compile(r"(?<![-\d.])(\d+(?:\.\d+)?)(?:\s*(?:/|\bout\s+of\b)\s*(1|5|10|100)(?!\d|\.\d)|\s*(%))", re.I)
+_BOLD = re.compile(r"(?:\*\*|__)\s*" + _NUMBER + r"\s*(?:\*\*|__)")
+_TRAILING = re.compile(r"(?<![-\d./])(\d+(?:\.\d+)?)()()[\s*_.!)]*$")
 _LEADING = re.compile(r"\s*\**\s*" + _NUMBER, re.I)
 
 def _on_scale(x: float, scale: float, denominator: float | None = None, percent: bool = False) -> float | None:
@@ -63,7 +66,8 @@ def parse_score(reply: str | None,  # the model's reply
     if not reply: return None
     found, score = _json_score(reply, scale)
     if found: return score
-    m = _LABELLED.search(reply) or _LEADING.match(reply)
+    bold = list(_BOLD.finditer(reply))
+    m = _LABELLED.search(reply) or _SCALED.search(reply) or (bold[-1] if bold else None) or _LEADING.match(reply) or _TRAILING.search(reply)
     return _from_match(m, scale) if m else None
 
 # %% ../../nbs/14_tot.ipynb #f10f0828
@@ -196,6 +200,13 @@ def _problem(task: str, path: list[str], heading: str = "Steps so far:") -> str:
 
 # %% ../../nbs/14_tot.ipynb #a71e2754
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
+_LABEL = re.compile(r"^(?:[*_]{1,2})?\s*(?:step|option|choice)\s*\d*\s*[:.)-](?:[*_]{1,2})?\s*", re.I)
+_PREAMBLE = re.compile(r"^(?:sure|ok(?:ay)?|here|the\s+following|possible|next\s+steps?)\b.*:$", re.I)
+
+def _step_line(line: str) -> str:
+    "A proposed step without its bullet, number, 'Step 2:' label or surrounding bold."
+    s = _LABEL.sub("", _BULLET.sub("", line).strip()).strip()
+    return s[2:-2].strip() if len(s) > 4 and s[:2] == s[-2:] and s[:2] in ("**", "__") else s
 
 class ToTPrompts:
     "The default prompt hooks; pass an object with any of these methods as `prompts=` to replace them."
@@ -204,11 +215,11 @@ class ToTPrompts:
     def parse_step(self, task, path, text): return text.strip() or None
     def propose_prompt(self, task, path, k): return _problem(task, path) + f"List up to {k} different possible next steps, one per line."
     def parse_steps(self, task, path, text, k):
-        lines = [_BULLET.sub("", line).strip() for line in text.splitlines()]
-        return [line for line in lines if line][:k]
+        lines = [_step_line(line) for line in text.splitlines()]
+        return [l for l in lines if l and not l.startswith("```") and not _PREAMBLE.match(l)][:k]
     def final_answer(self, step):
-        m = re.match(r"\s*FINAL:(.*)", step, re.S)
-        return m.group(1).strip() if m else None
+        m = re.match(r"[\s*_]*FINAL[\s*_]*:(.*)", step, re.S)
+        return m.group(1).strip(" \t\n*_`") if m else None
 
 # %% ../../nbs/14_tot.ipynb #366bdcc7
 _VOTE = re.compile(r"best choice is\D{0,20}?(\d+)", re.I)
