@@ -21,7 +21,8 @@ def _check_kind(who: str, kind) -> str:
     return kind
 
 # %% auto #0
-__all__ = ['KINDS', 'fold', 'words_to_number', 'tidy', 'normalize', 'Extracted', 'extract', 'Votes', 'vote', 'read_verdict']
+__all__ = ['KINDS', 'fold', 'words_to_number', 'tidy', 'normalize', 'Extracted', 'extract', 'Votes', 'vote', 'read_verdict',
+           'read_score']
 
 # %% ../nbs/01a_answers.ipynb #bec23094
 _MINUS = dict.fromkeys(map(ord, "\u2212\u2012\u2013\u2014\ufe63\uff0d"), "-")
@@ -228,3 +229,48 @@ def read_verdict(text: str | None) -> bool | None:
     "A reviewer's verdict in prose or markdown: True (accept), False (reject), None (no verdict); the first verdict word decides."
     m = _VERDICT.search(fold(text or "").replace("*", "").replace("_", " "))
     return None if m is None else m.group("yes") is not None
+
+# %% ../nbs/01a_answers.ipynb #6370953b
+_SNUM = r"(?<![-\d.])(\d+(?:\.\d+)?)(?:\s*(?:/|\bout\s+of\b)\s*(\d+(?:\.\d+)?)|\s*(%))?"
+_S_LABELLED = re.compile(r"\b(?:score|rating|rate[ds]?|give\s+(?:it|this|the\s+step|this\s+step))\b[^0-9\n]{0,20}?" + _SNUM, re.I)
+_S_SCALED = re.compile(r"(?<![-\d.])(\d+(?:\.\d+)?)(?:\s*(?:/|\bout\s+of\b)\s*(1|5|10|100)(?!\d|\.\d)|\s*(%))", re.I)
+_S_BOLD = re.compile(r"(?:\*\*|__)\s*" + _SNUM + r"\s*(?:\*\*|__)")
+_S_TRAILING = re.compile(r"(?<![-\d./])(\d+(?:\.\d+)?)()()[\s*_.!)]*$")
+_S_LEADING = re.compile(r"\s*\**\s*" + _SNUM, re.I)
+
+def _on_scale(x: float, scale: float, denominator: float | None = None, percent: bool = False) -> float | None:
+    "Map one number onto 0-10: on its stated scale (`x/y`, `x%`), else on `scale`; None when outside it."
+    top = 100.0 if percent else denominator if denominator is not None else scale
+    return round(10 * x / top, 6) if top > 0 and 0 <= x <= top else None
+
+# %% ../nbs/01a_answers.ipynb #24185694
+import json
+
+def _score_of(m: re.Match, scale: float) -> float | None:
+    num, den, pct = m.group(1), m.group(2), m.group(3)
+    return _on_scale(float(num), scale, float(den) if den else None, bool(pct))
+
+def _json_score(reply: str, scale: float) -> tuple[bool, float | None]:
+    "(found, score) for a JSON object with a `score` key anywhere in `reply`."
+    for m in re.finditer(r"\{[^{}]*\}", reply):
+        try: obj = json.loads(m.group(0))
+        except ValueError: continue
+        if isinstance(obj, dict) and "score" in obj:
+            v = obj["score"]
+            if isinstance(v, str): return True, read_score(v, scale)
+            return True, _on_scale(float(v), scale) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    return False, None
+
+# %% ../nbs/01a_answers.ipynb #7636b2e9
+def read_score(reply: str | None,  # the model's reply
+               scale: float = 10.0,  # the scale a bare number is on: 10 (a 0-10 prompt) or 1 for 0-1
+               ) -> float | None:
+    "A 0-10 score read from a model's reply (`7`, `7/10`, `70%`, `I'd rate this 8`, `{\"score\": 7}`), or None."
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
+        raise ValueError(f"read_score: scale = {scale!r} must be a positive number (10 for 0-10 replies, 1 for 0-1)")
+    if not reply: return None
+    found, score = _json_score(reply, scale)
+    if found: return score
+    bold = list(_S_BOLD.finditer(reply))
+    m = _S_LABELLED.search(reply) or _S_SCALED.search(reply) or (bold[-1] if bold else None) or _S_LEADING.match(reply) or _S_TRAILING.search(reply)
+    return _score_of(m, scale) if m else None

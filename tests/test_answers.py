@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from reasoning_kit.answers import KINDS, Extracted, extract, normalize, vote, words_to_number
+from reasoning_kit.answers import KINDS, Extracted, extract, normalize, read_score, read_verdict, vote, words_to_number
 
 SCRIPTS = [0x30, 0xFF10, 0x660, 0x6F0, 0x966, 0x9E6]  # ASCII, fullwidth, Arabic-Indic, Persian, Devanagari, Bengali zeros
 ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
@@ -148,3 +148,24 @@ def test_a_bad_kind_is_named():
     for f in (lambda: extract("1", kind="int"), lambda: normalize("1", kind="int"), lambda: vote(["1"], kind="int")):
         with pytest.raises(ValueError, match="kind must be one of"):
             f()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10), PROSE, st.sampled_from([
+    "Score: {s}/10", "I'd rate this {s}", "**{s}**", "I would rate this step a {s} out of 10.", "A fine step, so {s}.",
+    '```json\n{{"score": {s}}}\n```', "Rating: **{s}**", "I would give it a {s}.", "{s}", "{s}/10 - promising",
+]))
+def test_a_score_in_prose_or_markdown_comes_back(score, before, template):
+    reply = template.format(s=score) if not before else before + "\n\n" + template.format(s=score)
+    if before and template in ("{s}", "{s}/10 - promising"):  # a bare leading number needs to lead
+        return
+    assert read_score(reply) == float(score), reply
+
+
+@pytest.mark.parametrize("reply, verdict", [
+    ("The answer is correct.", True), ("APPROVED", True), ("**Verdict:** the answer is **correct**", True),
+    ("The answer is not correct.", False), ("Your answer is 14, which is wrong.", False),
+    ("The correct answer is 11.", False), ("Acceptable? No.", None), ("", None),
+])
+def test_read_verdict(reply, verdict):
+    assert read_verdict(reply) is verdict

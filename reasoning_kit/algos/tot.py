@@ -17,6 +17,7 @@ from typing import Any, Callable, Literal, Mapping
 from fastcore.basics import patch
 
 from .common import apply_events
+from ..answers import read_score
 from ..events import Event
 from ..llm import LLMRequest, Message, trusted_builder
 from ..runtime import (Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status, check_bool, check_choice,
@@ -27,48 +28,12 @@ __all__ = ['PROPOSER_PROMPT', 'PROPOSER_LIST_PROMPT', 'EVALUATOR_PROMPT', 'VOTER
            'default_prompts', 'parse_score', 'ThoughtNode', 'ToTState', 'ToTPrompts', 'TreeOfThoughts', 'final_beam',
            'NoThoughts', 'ScorerError']
 
-# %% ../../nbs/14_tot.ipynb #10361bdc
-_NUMBER = r"(?<![-\d.])(\d+(?:\.\d+)?)(?:\s*(?:/|\bout\s+of\b)\s*(\d+(?:\.\d+)?)|\s*(%))?"
-_LABELLED = re.compile(r"\b(?:score|rating|rate[ds]?|give\s+(?:it|this|the\s+step|this\s+step))\b[^0-9\n]{0,20}?" + _NUMBER, re.I)
-_SCALED = re.compile(r"(?<![-\d.])(\d+(?:\.\d+)?)(?:\s*(?:/|\bout\s+of\b)\s*(1|5|10|100)(?!\d|\.\d)|\s*(%))", re.I)
-_BOLD = re.compile(r"(?:\*\*|__)\s*" + _NUMBER + r"\s*(?:\*\*|__)")
-_TRAILING = re.compile(r"(?<![-\d./])(\d+(?:\.\d+)?)()()[\s*_.!)]*$")
-_LEADING = re.compile(r"\s*\**\s*" + _NUMBER, re.I)
-
-def _on_scale(x: float, scale: float, denominator: float | None = None, percent: bool = False) -> float | None:
-    "Map one number onto 0-10: on its stated scale (`x/y`, `x%`), else on `scale`; None when outside it."
-    top = 100.0 if percent else denominator if denominator is not None else scale
-    return round(10 * x / top, 6) if top > 0 and 0 <= x <= top else None
-
-# %% ../../nbs/14_tot.ipynb #1314f47b
-def _from_match(m: re.Match, scale: float) -> float | None:
-    num, den, pct = m.group(1), m.group(2), m.group(3)
-    return _on_scale(float(num), scale, float(den) if den else None, bool(pct))
-
-def _json_score(reply: str, scale: float) -> tuple[bool, float | None]:
-    "(found, score) for a JSON object with a `score` key anywhere in `reply`."
-    for m in re.finditer(r"\{[^{}]*\}", reply):
-        try: obj = json.loads(m.group(0))
-        except ValueError: continue
-        if isinstance(obj, dict) and "score" in obj:
-            v = obj["score"]
-            if isinstance(v, str): return True, parse_score(v, scale)
-            return True, _on_scale(float(v), scale) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-    return False, None
-
-# %% ../../nbs/14_tot.ipynb #6fd95a93
+# %% ../../nbs/14_tot.ipynb #0c46faca
 def parse_score(reply: str | None,  # the model's reply
                 scale: float = 10.0,  # the scale a bare number is on: 10 (the default prompt's 0-10) or 1 for 0-1
                 ) -> float | None:
-    "A 0-10 score read from a model's reply (`7`, `7/10`, `70%`, `0.7 out of 1`, `{\"score\": 7}`), or None."
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
-        raise ValueError(f"parse_score: scale = {scale!r} must be a positive number (10 for 0-10 replies, 1 for 0-1)")
-    if not reply: return None
-    found, score = _json_score(reply, scale)
-    if found: return score
-    bold = list(_BOLD.finditer(reply))
-    m = _LABELLED.search(reply) or _SCALED.search(reply) or (bold[-1] if bold else None) or _LEADING.match(reply) or _TRAILING.search(reply)
-    return _from_match(m, scale) if m else None
+    "A 0-10 score read from a model's reply (`7`, `7/10`, `70%`, `I'd rate this 8`, `{\"score\": 7}`), or None."
+    return read_score(reply, scale)
 
 # %% ../../nbs/14_tot.ipynb #f10f0828
 @dataclass(slots=True, kw_only=True)
