@@ -93,6 +93,7 @@ def _stated(text: str) -> tuple[str, str] | None:
 _FRAC = re.compile(r"\\[dt]?frac\{\s*(-?\d+)\s*\}\{\s*(\d+)\s*\}")
 _CONCLUDE = re.compile(r"(?:=|≈|\b(?:is|are|equals|equal\s+to|makes|gives|get|got|be|was|totals?|total\s+of)\b)"
                        r"[\s*_`$(]*(?=[-.]?\d)", re.I)
+_OPERATION = re.compile(r"\s*(?:[-+*/x×÷^=]|plus|minus|times)\s*[-.]?\d", re.I)
 _UNIT = re.compile(r"\s*(%|[^\W\d_]{1,15}(?:/[^\W\d_]{1,6})?)(?=[\s.!?,;:)*_`\"']*$)")
 
 def _prep(s: str) -> str: return _FRAC.sub(r"\1/\2", fold(s))
@@ -101,6 +102,7 @@ def _pick(s: str, first: bool) -> tuple[re.Match, str] | None:
     "The number `s` concludes with (the last one after '=', 'is', 'equals', ...), else its first or last number."
     nums = list(_NUMBER.finditer(s))
     if not nums: return None
+    if first and nums[0].start() == 0 and not _OPERATION.match(s, nums[0].end()): return nums[0], "leading number"
     ends = {m.end() for m in _CONCLUDE.finditer(s)}
     concluded = [n for n in nums if n.start() in ends]
     return (concluded[-1], "conclusion") if concluded else (nums[0], "first number") if first else (nums[-1], "last number")
@@ -182,7 +184,8 @@ def extract(text: str | None,  # a model's reply
         if kind == "text": return Extracted(normalize(span, "text"), text, how, span)
         if p := _pick(span, first=True): return Extracted(_number_of(p[0], span, units), text, how, span)
         if (w := _words_in(span)) is not None: return Extracted(str(w), text, how, span)
-        if kind == "auto": return Extracted(normalize(span, "auto"), text, how, span)
+        if kind == "auto" and (how != "answer phrase" or len(span.split()) <= 3 or not _NUMBER.search(s)):
+            return Extracted(normalize(span, "auto"), text, how, span)
     if kind in ("auto", "number") and (p := _pick(s, first=False)):
         return Extracted(_number_of(p[0], s, units), text, p[1], p[0].group(0))
     last = _last_line(s)
