@@ -8,6 +8,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/answers.html.md"""
 # %% ../nbs/01a_answers.ipynb #19c65f3a
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -157,7 +158,7 @@ class Extracted:
     "An answer read from a reply: the normalised `answer` (None: no answer), the reply it came from, and how it was found."
     answer: str | None  # normalised: what votes and checks compare
     raw: str | None  # the whole reply, kept beside the answer
-    how: str  # where it was found: answer line, boxed, answer phrase, conclusion, last number, number words, last line, none, parse
+    how: str  # where: answer line, boxed, answer phrase (then the number read in it), conclusion, last number, last line, last word, number words, none
     written: str | None = None  # the answer as the reply wrote it (tidied)
     def __str__(self): return "" if self.answer is None else self.answer
 
@@ -247,8 +248,6 @@ def _on_scale(x: float, scale: float, denominator: float | None = None, percent:
     return round(10 * x / top, 6) if top > 0 and 0 <= x <= top else None
 
 # %% ../nbs/01a_answers.ipynb #24185694
-import json
-
 def _score_of(m: re.Match, scale: float) -> float | None:
     num, den, pct = m.group(1), m.group(2), m.group(3)
     return _on_scale(float(num), scale, float(den) if den else None, bool(pct))
