@@ -49,7 +49,8 @@ def test_spec_example_result_and_cost():
     out, client = run_task(Debate(agents=3, rounds=1, personas=PERSONAS), spec_model)
     assert out.status == Status.OK
     assert out.value == {"answer": "12", "rounds": 1, "agents": 3, "answers": [["12", "10", "12"], ["12", "12", "12"]],
-                         "judged": True, "votes": {"12": 3}, "changed": [[], [1]], "dropped": []}
+                         "judged": True, "votes": {"12": 3}, "changed": [[], [1]], "dropped": [],
+                         "texts": [["Answer: 12", "Answer: 10", "Answer: 12"], ["Answer: 12"] * 3]}
     assert out.calls == client.calls == Debate(agents=3, rounds=1).max_calls == 7
     assert sorted(request_keys(out)) == sorted([f"debate/r{r}/a{i}" for r in range(2) for i in range(3)] + ["debate/judge"])
 
@@ -357,7 +358,8 @@ def make_fixture():  # run once by hand to write the frozen v0.1 log
 
 
 def test_frozen_v0_1_log_keeps_folding_to_the_same_state():
-    state, expected = check_fixture("debate", Debate, {"state": {"trimmed": []}})  # status, state and result
+    texts = read_fixture("debate")[1]["state"]["texts"]  # the result now shows the raw replies too
+    state, expected = check_fixture("debate", Debate, {"state": {"trimmed": []}, "result": {"texts": texts}})  # status, state and result
     assert expected["result"]["answers"][1] == ["12", "12", None] and expected["result"]["dropped"] == [2]
 
 
@@ -365,7 +367,7 @@ def test_frozen_log_replays_without_the_model():
     log, expected = read_fixture("debate")
     out, client = run_task(Debate(agents=3, rounds=2, personas=PERSONAS), lambda r: 1 / 0, replay=log)
     assert client.calls == 0
-    assert json.loads(json.dumps(out.value)) == expected["result"]
+    assert json.loads(json.dumps(out.value)) == {**expected["result"], "texts": expected["state"]["texts"]}
 
 
 # --- real replies and bounded prompts -------------------------------------------------------------
@@ -388,8 +390,7 @@ def test_answers_are_read_and_compared_normalised():
     assert out.value["answers"] == [["11", "14", "11"], ["11", "11", "11"], ["11", "11", "11"]]
     assert out.value["changed"] == [[], [1], []]  # "11" then "11.0" is not a change of mind; 14 -> 11 is
     assert (out.value["answer"], out.value["judged"]) == ("11", True)
-    texts = [t for row in out.state.algo.texts for t in row]
-    assert "Your answer is 14." in texts[1]  # the raw reply is kept beside the answer
+    assert out.value["texts"][0][1].endswith("Your answer is 14.")  # the raw reply is kept beside its answer
 
 
 def test_prompts_stay_bounded_and_every_cut_is_an_event():

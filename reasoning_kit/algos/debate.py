@@ -260,7 +260,8 @@ def result(self: Debate, s: DebateState) -> dict:
     answer = s.answer if s.done else (s.ruling["answer"] if s.ruling else provisional)
     return {"answer": answer, "rounds": max(s.finished_rounds - 1, 0), "agents": s.agents,
             "answers": [list(row) for row in s.answers], "judged": s.judged if s.done else s.ruling is not None,
-            "votes": votes, "changed": [list(c) for c in s.changed], "dropped": sorted(s.dropped)}
+            "votes": votes, "changed": [list(c) for c in s.changed], "dropped": sorted(s.dropped),
+            "texts": [list(row) for row in s.texts]}
 
 # %% ../../nbs/12_debate.ipynb #833b4fff
 def _at(grid: list, r: int, i: int):
