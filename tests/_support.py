@@ -82,18 +82,25 @@ def read_fixture(name: str) -> tuple[Log, dict]:
     return Log.read(FIXTURES / f"{name}_v0.1.jsonl"), json.loads((FIXTURES / f"{name}_v0.1.expected.json").read_text())
 
 
-def check_fixture(name: str, algorithm_class):
+def check_fixture(name: str, algorithm_class, added: dict | None = None):
     """Fold the frozen log `name` (the algorithm found through its run.started) and assert it gives the stored
     status (where stored), state and result; the result is read by `algorithm_class` rebuilt from the log's
-    config. Returns (folded RunState, expectations) for further checks."""
+    config. `added` names what was added since the log was frozen, with the value the old log must give:
+    {"state": {field: value}, "result": {key: value}}; everything stored must still match exactly, and
+    nothing else may be new. Returns (folded RunState, expectations) for further checks."""
     log, expected = read_fixture(name)
+    added = {"state": {}, "result": {}, **(added or {})}
     state = fold_run(log)
     if "status" in expected:  # older fixtures (reflexion, tool_loop, swarm) store the result as "value" and no status
         assert state.status == expected["status"]
-    assert jsonable(state.algo) == expected["state"]
+    assert jsonable(state.algo) == {**expected["state"], **jsonable_dict(added["state"])}
     result = expected["result"] if "result" in expected else expected["value"]
-    assert algorithm_class.from_config(state.config).result(state.algo) == result
+    assert algorithm_class.from_config(state.config).result(state.algo) == {**result, **added["result"]}
     return state, expected
+
+
+def jsonable_dict(d: dict) -> dict:
+    return json.loads(json.dumps(d))
 
 
 def write_fixture(name: str, out) -> None:

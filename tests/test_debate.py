@@ -49,7 +49,8 @@ def test_spec_example_result_and_cost():
     out, client = run_task(Debate(agents=3, rounds=1, personas=PERSONAS), spec_model)
     assert out.status == Status.OK
     assert out.value == {"answer": "12", "rounds": 1, "agents": 3, "answers": [["12", "10", "12"], ["12", "12", "12"]],
-                         "judged": True, "votes": {"12": 3}, "changed": [[], [1]], "dropped": []}
+                         "judged": True, "votes": {"12": 3}, "changed": [[], [1]], "dropped": [],
+                         "texts": [["Answer: 12", "Answer: 10", "Answer: 12"], ["Answer: 12"] * 3]}
     assert out.calls == client.calls == Debate(agents=3, rounds=1).max_calls == 7
     assert sorted(request_keys(out)) == sorted([f"debate/r{r}/a{i}" for r in range(2) for i in range(3)] + ["debate/judge"])
 
@@ -271,11 +272,11 @@ def test_parser_is_overridable_by_argument_and_by_subclass():
         return text("I'd say twelve. FINAL=12" if "[A]" in system_of(request) else "FINAL=12")
 
     plain, _ = run_task(Debate(agents=2, rounds=0, judge=False, personas=["[A]", "[B]"]), model)
-    assert plain.value["answers"] == [["I'd say twelve. FINAL=12", "FINAL=12"]]
+    assert plain.value["answers"] == [["12", "12"]]  # the default reads the number each reply concludes with
 
-    parse = lambda t: t.rsplit("FINAL=", 1)[-1] if t and "FINAL=" in t else None  # noqa: E731
+    parse = lambda t: t.split(".")[0] if t and "FINAL=" in t else None  # noqa: E731
     by_arg, _ = run_task(Debate(agents=2, rounds=0, judge=False, personas=["[A]", "[B]"], parse=parse), model)
-    assert by_arg.value["answers"] == [["12", "12"]]
+    assert by_arg.value["answers"] == [["I'd say twelve", "FINAL=12"]]  # used as given: no normalisation
     assert "parse" not in by_arg.state.config or by_arg.state.config["parse"] is None  # functions stay out of the log
 
     class FinalDebate(Debate):
@@ -283,7 +284,7 @@ def test_parser_is_overridable_by_argument_and_by_subclass():
             return parse(text)
 
     by_subclass, _ = run_task(FinalDebate(agents=2, rounds=0, judge=False, personas=["[A]", "[B]"]), model)
-    assert by_subclass.value["answers"] == [["12", "12"]]
+    assert by_subclass.value["answers"] == [["I'd say twelve", "FINAL=12"]]
 
 
 @pytest.mark.parametrize("reply, answer", [
@@ -357,7 +358,8 @@ def make_fixture():  # run once by hand to write the frozen v0.1 log
 
 
 def test_frozen_v0_1_log_keeps_folding_to_the_same_state():
-    state, expected = check_fixture("debate", Debate)  # status, state and result
+    texts = read_fixture("debate")[1]["state"]["texts"]  # the result now shows the raw replies too
+    state, expected = check_fixture("debate", Debate, {"state": {"trimmed": []}, "result": {"texts": texts}})  # status, state and result
     assert expected["result"]["answers"][1] == ["12", "12", None] and expected["result"]["dropped"] == [2]
 
 
@@ -365,4 +367,66 @@ def test_frozen_log_replays_without_the_model():
     log, expected = read_fixture("debate")
     out, client = run_task(Debate(agents=3, rounds=2, personas=PERSONAS), lambda r: 1 / 0, replay=log)
     assert client.calls == 0
-    assert json.loads(json.dumps(out.value)) == expected["result"]
+    assert json.loads(json.dumps(out.value)) == {**expected["result"], "texts": expected["state"]["texts"]}
+
+
+# --- real replies and bounded prompts -------------------------------------------------------------
+
+LONG = "Let me work through this slowly and check each step twice before I commit to anything. " * 20  # ~1,800 characters
+
+
+def small_model(request):
+    "Replies as a small model writes them: long, and ending in a sentence, not an Answer: line."
+    if request.role == "judge":
+        return text("I have read every agent. The answer is **11**.")
+    first_round = "Other agents answered" not in user_of(request)
+    if "agent 2." in system_of(request) and first_round:
+        return text(LONG + "Your answer is 14.")
+    return text(LONG + ("So 3 + 8 equals 11." if first_round else "Checking again, 3 + 8 = 11.0"))
+
+
+def test_answers_are_read_and_compared_normalised():
+    out, _ = run_task(Debate(agents=3, rounds=2, peer_chars=400), small_model)
+    assert out.value["answers"] == [["11", "14", "11"], ["11", "11", "11"], ["11", "11", "11"]]
+    assert out.value["changed"] == [[], [1], []]  # "11" then "11.0" is not a change of mind; 14 -> 11 is
+    assert (out.value["answer"], out.value["judged"]) == ("11", True)
+    assert out.value["texts"][0][1].endswith("Your answer is 14.")  # the raw reply is kept beside its answer
+
+
+def test_prompts_stay_bounded_and_every_cut_is_an_event():
+    limit = 400
+    out, client = run_task(Debate(agents=3, rounds=2, peer_chars=limit), small_model)
+    trimmed = [e.data for e in out.log if e.kind == "debate.trimmed"]
+    assert len(trimmed) == 9 and all(d["kept"] == limit and d["chars"] > limit for d in trimmed)
+    assert out.state.algo.trimmed == [{k: d[k] for k in ("round", "agent", "chars", "kept")} for d in trimmed]
+    for request in client.requests:  # every reply shown (own or a peer's) is cut to the limit plus a marker line
+        for m in request.messages[1:]:
+            assert len(m.content) <= 3 * (limit + 60) + 200, (request.role, len(m.content))
+    unbounded, big = run_task(Debate(agents=3, rounds=2, peer_chars=20000), small_model)
+    assert max(sum(len(m.content) for m in r.messages) for r in big.requests) > 10000  # what the bound saves
+    assert unbounded.value["answers"] == out.value["answers"]
+    assert not [e for e in unbounded.log if e.kind == "debate.trimmed"]
+
+
+def test_a_cut_keeps_the_end_where_the_answer_is():
+    from reasoning_kit.algos.debate import _cut
+    t = "x" * 1000 + "\nAnswer: 11"
+    c = _cut(t, 200)
+    assert c.endswith("Answer: 11") and "characters cut" in c and len(c) < 260 and _cut("short", 200) == "short"
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10**6))
+def test_trimmed_runs_do_not_depend_on_completion_order(seed):
+    algo = Debate(agents=3, rounds=2, peer_chars=300)
+    a, _ = run_task(algo, small_model)
+    b, client = run_task(algo, small_model, seed=seed)
+    assert b.value == a.value and b.state.algo == a.state.algo and client.calls == a.calls
+    again, silent = run_task(algo, lambda r: 1 / 0, replay=b.log)
+    assert silent.calls == 0 and again.state.algo == b.state.algo
+
+
+def test_peer_chars_is_checked_at_construction():
+    for bad in (99, 20001, 2.5, "600", None):
+        with pytest.raises(ValueError, match="peer_chars"):
+            Debate(peer_chars=bad)

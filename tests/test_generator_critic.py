@@ -337,5 +337,17 @@ def test_parse_verdict(reply, verdict):
     assert parse_verdict(reply) == verdict
 
 
+
+@pytest.mark.parametrize("reply,accepted", [
+    ("The answer is correct.", True), ("Yes, this is correct and complete.", True), ("Verdict: the answer is right.", True),
+    ("> The answer looks good to me.", True), ("No issues found.", True),
+    ("The answer is incorrect. The correct answer is 11.", False), ("The correct answer is 11, not 14.", False),
+    ("I can't approve this.", False), ("This is wrong.", False), ("It needs work: give the unit.", False),
+    ("Correct? Not quite.", False), ("Let me think.", False),
+])
+def test_a_verdict_in_prose_is_read(reply, accepted):
+    ok, feedback = parse_verdict(reply)
+    assert ok is accepted and feedback == reply  # the whole reply is kept as the feedback
+
 if __name__ == "__main__":
     make_fixture()

@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "reasoning_kit"
-LAYERS = {"events": 0, "checks": 0, "secrets": 0, "handlers": 0, "llm": 1, "clients": 2, "local": 2, "engine": 3, "runtime": 3, "tools": 4, "validate": 4, "memory": 4, "tasks": 4, "sandbox": 4, "timetravel": 4,
+LAYERS = {"events": 0, "checks": 0, "secrets": 0, "handlers": 0, "answers": 0, "llm": 1, "clients": 2, "local": 2, "engine": 3, "runtime": 3, "tools": 4, "validate": 4, "memory": 4, "tasks": 4, "sandbox": 4, "timetravel": 4,
           "algos": 5, "viz": 6, "eval": 6, "sweep": 6, "interop": 6, "session": 6, "server": 7, "__main__": 8}
 # what the package root itself may pull in (it stays light: nothing)
 KNOWN_TOP = set(LAYERS) | {"_modidx"}
@@ -85,7 +85,7 @@ def test_the_check_catches_upward_function_level_and_private_imports(tmp_path):
     (pkg / "llm").mkdir(parents=True); (pkg / "algos").mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "llm" / "__init__.py").write_text("def f():\n    from ..clients import client_for_model\n")
-    (pkg / "algos" / "a.py").write_text("from .b import _helper\nfrom reasoning_kit.runtime import Engine\n")
+    (pkg / "algos" / "a.py").write_text("from .b import _helper\nfrom reasoning_kit.engine import Engine\n")
     (pkg / "algos" / "b.py").write_text("from . import a\n")
     (pkg / "events.py").write_text("import reasoning_kit.algos\n")
     found = violations(tmp_path)

@@ -11,7 +11,7 @@ from reasoning_kit.algos import MCTS
 from reasoning_kit.algos.mcts import MCTSState, uct
 from reasoning_kit.algos.tot import ScorerError
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Budget, Status, fold_run
+from reasoning_kit.engine import Budget, Status, fold_run
 from reasoning_kit.validate import ValidationHandler
 
 from _crash import crash_then_resume

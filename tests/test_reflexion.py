@@ -137,3 +137,47 @@ def test_role_models_and_temperature_reach_the_requests():
                               slow_learner, input={"task": "How far?"})
     assert out.status == Status.OK and out.value["answer"] == "42.0 km"
     assert {(r.role, r.model, r.temperature) for r in model.requests} == {("actor", "big", 0.2), ("critic", "small", 0.2), ("reflector", "mid", 0.2)}
+
+
+# --- real replies: verdicts in prose, lessons that run long ----------------------------------------
+
+
+@pytest.mark.parametrize("verdict, ok", [
+    ("The answer is correct.", True), ("**Verdict:** APPROVED", True), ("## Review\n\nThis is correct!", True),
+    ("PASS", True), ("The answer is not correct; it should say km.", False), ("Incorrect.", False),
+    ("FAIL: no unit", False), ("I would not accept this.", False), ("Hmm, let me see.", False),
+])
+def test_a_critic_in_prose_is_read(verdict, ok):
+    def model(r):
+        s = system_of(r)
+        if s.startswith("You check answers"): return text(verdict)
+        if "reviewing a failed attempt" in s: return text("State the unit.")
+        return text("42 km")
+    out, _ = run_scripted(Reflexion(max_trials=2), model, task="How far?")
+    assert out.state.algo.trials[0]["ok"] is ok
+    assert (out.status == Status.OK) is ok
+
+
+def rambler(r):
+    if "reviewing a failed attempt" in system_of(r):
+        return text("Always state the unit, because " + "distances without units are ambiguous. " * 30)
+    return text("42")
+
+
+def test_lessons_are_bounded_and_each_cut_is_an_event():
+    out, client = run_scripted(Reflexion(validator="precise", lesson_chars=60, max_trials=4), rambler, task="How far?",
+                               handlers=[checks()])
+    cuts = [e.data for e in out.log if e.kind == "reflexion.trimmed"]
+    assert [c["trial"] for c in cuts] == [1, 2, 3, 4] and all(c["chars"] > 60 and c["kept"] == 60 for c in cuts)
+    assert all(len(l) <= 60 and l.endswith("…") for l in out.value["reflections"])
+    actor = [r for r in client.requests if r.role == "actor"]
+    assert len(actor[-1].messages[0].content) < 200 + 3 * 70  # three lessons, each cut
+    again, silent = run_scripted(Reflexion(validator="precise", lesson_chars=60, max_trials=4), lambda r: 1 / 0,
+                                 task="How far?", handlers=[checks()], replay=out.log)
+    assert silent.calls == 0 and again.state.algo == out.state.algo and fold_run(out.log).algo == out.state.algo
+
+
+def test_lesson_chars_is_checked_at_construction():
+    for bad in (19, 5001, 1.5, "300"):
+        with pytest.raises(ValueError, match="lesson_chars"):
+            Reflexion(lesson_chars=bad)

@@ -40,7 +40,7 @@ def test_mode_n_is_one_request_with_n_samples():
     out, client = run_task(SelfConsistency(samples=5), cycling())
     assert out.status == Status.OK
     assert out.value == {"answer": "12", "votes": {"12": 3, "8": 1, "11": 1}, "samples": ["12", "8", "12", "11", "12"],
-                         "agreement": 0.6}
+                         "agreement": 0.6, "texts": PATHS}
     assert out.calls == client.calls == SelfConsistency(samples=5).max_calls == 1
     request = client.requests[0]
     assert (request.n, request.temperature, request.role) == (5, 0.7, "sampler")
@@ -70,7 +70,7 @@ def test_both_modes_agree_on_the_same_samples():
 
 def test_one_sample_is_just_chain_of_thought():
     out, _ = run_task(SelfConsistency(samples=1), lambda r: text("Answer: 12"))
-    assert out.value == {"answer": "12", "votes": {"12": 1}, "samples": ["12"], "agreement": 1.0}
+    assert out.value == {"answer": "12", "votes": {"12": 1}, "samples": ["12"], "agreement": 1.0, "texts": ["Answer: 12"]}
 
 
 def test_ties_go_to_the_first_answer_in_sample_order():
@@ -82,7 +82,8 @@ def test_ties_go_to_the_first_answer_in_sample_order():
 def test_samples_without_an_answer_do_not_vote():
     it = itertools.cycle(["", "Answer: 7", "  "])
     out, _ = run_task(SelfConsistency(samples=3), lambda r: text(next(it)))
-    assert out.value == {"answer": "7", "votes": {"7": 1}, "samples": [None, "7", None], "agreement": 1.0}
+    assert out.value == {"answer": "7", "votes": {"7": 1}, "samples": [None, "7", None], "agreement": 1.0,
+                         "texts": ["", "Answer: 7", "  "]}
     out, _ = run_task(SelfConsistency(samples=3), lambda r: text(""))
     assert out.status == Status.NO_SOLUTION and out.value["answer"] is None and out.value["agreement"] is None
 
@@ -160,7 +161,7 @@ def test_budget_cut_off_in_separate_mode_keeps_the_samples_paid_for(calls):
 def test_budget_cut_off_in_mode_n():
     out, client = run_task(SelfConsistency(samples=5), seeded, budget=Budget(calls=0))
     assert out.status == Status.BUDGET_EXHAUSTED and client.calls == 0
-    assert out.value == {"answer": None, "votes": {}, "samples": [None] * 5, "agreement": None}
+    assert out.value == {"answer": None, "votes": {}, "samples": [None] * 5, "agreement": None, "texts": [None] * 5}
 
 
 def test_resume_after_cut_off_sends_only_the_missing_samples():
@@ -244,7 +245,7 @@ def test_every_prefix_folds_to_a_state_the_stepper_can_draw():
         assert sum(t is not None for t in s.texts) == arrived
         assert sum(s.votes.values()) == sum(a is not None for a in s.answers)  # the tally so far
         res = algo.result(s)
-        assert set(res) == {"answer", "votes", "samples", "agreement"}
+        assert set(res) == {"answer", "votes", "samples", "agreement", "texts"}
         assert res["answer"] == (s.answer if s.voted else s.leader)
     assert fold_run(out.log).algo == out.state.algo
 
@@ -263,7 +264,8 @@ def make_fixture():  # run once by hand to write the frozen v0.1 log
 
 
 def test_frozen_v0_1_log_keeps_folding_to_the_same_state():
-    state, expected = check_fixture("self_consistency", SelfConsistency)  # status, state and result
+    texts = read_fixture("self_consistency")[1]["state"]["texts"]  # the result now shows each sample's raw reply
+    state, expected = check_fixture("self_consistency", SelfConsistency, {"result": {"texts": texts}})  # status, state and result
     assert expected["state"]["failed"] and expected["state"]["voted"]  # the fixture covers a failed sample and the vote
 
 
@@ -271,7 +273,7 @@ def test_frozen_log_replays_without_the_model():
     log, expected = read_fixture("self_consistency")
     out, client = run_task(SelfConsistency(samples=8, mode="separate"), lambda r: 1 / 0, replay=log)
     assert client.calls == 0
-    assert json.loads(json.dumps(out.value)) == expected["result"]
+    assert json.loads(json.dumps(out.value)) == {**expected["result"], "texts": expected["state"]["texts"]}
 
 
 def test_prompt_is_a_deprecated_alias_of_sampler_prompt():
@@ -282,3 +284,31 @@ def test_prompt_is_a_deprecated_alias_of_sampler_prompt():
         SelfConsistency(prompt="a", sampler_prompt="b")
     with pytest.raises(TypeError, match="unexpected keyword"):
         SelfConsistency(promt="a")
+
+
+# --- real replies --------------------------------------------------------------------------------
+
+SMALL_MODEL = ["3 + 8 = 11", "3 + 8 equals 11", "To add 3 and 8, count on from 8: 9, 10, 11. So the sum is 11.",
+               "The answer is **11**.", "Your answer is 14.", "Eleven.", "١١", "Answer: 11.0 apples"]
+
+
+@pytest.mark.parametrize("mode", ["n", "separate"])
+def test_votes_count_normalised_answers_and_keep_the_raw_replies(mode):
+    it = itertools.cycle(SMALL_MODEL)
+    out, _ = run_task(SelfConsistency(samples=8, mode=mode), lambda r: text(next(it)))
+    assert (out.value["answer"], out.value["votes"]) == ("11", {"11": 7, "14": 1})
+    assert out.value["texts"] == SMALL_MODEL and out.value["samples"][4] == "14"
+    assert out.value["agreement"] == 7 / 8
+
+
+def test_a_parse_function_is_used_as_given_and_kind_is_checked():
+    it = itertools.cycle(["Answer: 11", "Answer: 11.0"])
+    out, _ = run_task(SelfConsistency(samples=2, parse=lambda t: t.split(":")[1].strip()), lambda r: text(next(it)))
+    assert out.value["votes"] == {"11": 1, "11.0": 1}  # parse= overrides: no normalisation behind its back
+    words = itertools.cycle(["Answer: Paris.", "paris", "The capital is PARIS!"])
+    out, _ = run_task(SelfConsistency(samples=3, kind="word"), lambda r: text(next(words)))
+    assert out.value["votes"] == {"paris": 3}
+    with pytest.raises(ValueError, match="kind must be one of"):
+        SelfConsistency(kind="integer")
+    with pytest.raises(ValueError, match="units must be True or False"):
+        SelfConsistency(units="yes")

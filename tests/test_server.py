@@ -312,7 +312,7 @@ def test_server_options_are_checked():
             return (await c.get("/algorithms")).json(), (await c.post("/runs", json={"algorithm": "debate"})).json()
 
     listed, refused = run(go())
-    assert listed == {"algorithms": {"reflexion": {"parameters": ["validator", "max_trials", "keep_reflections", "actor_prompt", "critic_prompt",
+    assert listed == {"algorithms": {"reflexion": {"parameters": ["validator", "max_trials", "keep_reflections", "lesson_chars", "actor_prompt", "critic_prompt",
                                                                   "reflector_prompt", "actor_model", "critic_model", "reflector_model", "temperature"],
                                                    "conversational": False}}}
     assert refused["error"] == "unknown algorithm 'debate'; known: ['reflexion']"

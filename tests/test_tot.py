@@ -881,3 +881,23 @@ def test_finals_expand_runs_every_level_as_the_papers_breadth_first_search():
     assert out.log[0].data["config"]["finals"] == "expand" and s.settings["finals"] == "expand"
     with pytest.raises(ValueError, match="finals must be one of 'keep', 'expand', got 'stop'"):
         TreeOfThoughts(finals="stop")
+
+
+# -- what a small model writes -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("reply, score", [
+    ("Score: 7/10", 7.0), ("I'd rate this 8", 8.0), ("**9**", 9.0), ("This step is promising. **8**", 8.0),
+    ("I would rate this step an 8 out of 10.", 8.0), ("I would give it a 7.", 7.0), ("Overall: 7/10", 7.0),
+    ("The step is correct.\n\n**Score:** 9", 9.0), ("A solid step, so 8.", 8.0), ("Promising: 80%", 8.0),
+    ("3 + 8 = 11 is correct, so I rate it 9", 9.0), ("I'd rate it 12", None), ("It uses 8/3 well.", None),
+])
+def test_parse_score_reads_a_small_models_spelling(reply, score):
+    assert parse_score(reply) == score
+
+
+def test_proposals_are_read_without_preamble_labels_or_markdown():
+    from reasoning_kit.algos.tot import ToTPrompts
+    reply = "Sure! Here are 3 possible next steps:\n\n1. **Step 1:** 8 / 3 = 8/3\n- Option 2: 3 * 8 = 24\n\n**3 + 3 = 6**\n```"
+    assert ToTPrompts().parse_steps("t", [], reply, 5) == ["8 / 3 = 8/3", "3 * 8 = 24", "3 + 3 = 6"]
+    assert ToTPrompts().final_answer("**FINAL:** (8 / (3 - 8 / 3))") == "(8 / (3 - 8 / 3))"
+    assert ToTPrompts().final_answer("FINAL: (8 / (3 - 8 / 3))") == "(8 / (3 - 8 / 3))"

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from reasoning_kit.algos import BestOfN, MCTS, TreeOfThoughts
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Budget, Status, fold_run
+from reasoning_kit.engine import Budget, Status, fold_run
 
 from _support import request_keys, run_scripted, user_of
 

@@ -19,7 +19,7 @@ from .self_consistency import MODES, PROMPT
 from .tot import parse_score
 from ..events import Event
 from ..llm import LLMRequest, system, user
-from ..runtime import (Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_choice, check_float,
+from ..engine import (Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_choice, check_float,
                                    check_int, check_str)
 
 # %% auto #0

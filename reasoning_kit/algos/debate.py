@@ -14,12 +14,13 @@ from typing import Callable
 
 from fastcore.basics import patch
 
-from .common import apply_events, extract_answer, majority, task_of
+from .common import apply_events, extract_answer, majority, task_of  # extract_answer: still importable from here
+from ..answers import KINDS, extract
 from ..events import Event
 from ..llm import LLMRequest, assistant, system, user
 from .common import check_callable
 from ..engine import Algorithm, BudgetExhausted, Context, EffectFailed, Status
-from ..checks import check_bool, check_float, check_int, check_str, check_str_list
+from ..checks import check_bool, check_choice, check_float, check_int, check_str, check_str_list
 
 # %% auto #0
 __all__ = ['AGENT_PROMPT', 'REVISE_PROMPT', 'JUDGE_PROMPT', 'DebateState', 'Debate']
@@ -43,6 +44,7 @@ class DebateState:
     stopped_early: bool = False
     failed: str | None = None
     judge_error: str | None = None
+    trimmed: list[dict] = field(default_factory=list)  # replies shown to others cut short: {"round", "agent", "chars", "kept"}
     ruling: dict | None = None  # the judge's {"answer", "text"}
     votes: dict[str, int] | None = None  # the final tally, when the vote decided
     answer: str | None = None
@@ -73,6 +75,7 @@ def _round_finished(s: DebateState, d: dict): s.finished_rounds = d["round"] + 1
 def _stopped_early(s: DebateState, d: dict): s.stopped_early = True
 def _failed(s: DebateState, d: dict): s.failed = d["error"]
 def _judge_failed(s: DebateState, d: dict): s.judge_error = d["error"]
+def _trimmed(s: DebateState, d: dict): s.trimmed.append({k: d[k] for k in ("round", "agent", "chars", "kept")})
 def _judged(s: DebateState, d: dict): s.ruling = {"answer": d["answer"], "text": d["text"]}
 def _tallied(s: DebateState, d: dict): s.votes = dict(d["votes"])
 def _finished(s: DebateState, d: dict): s.answer, s.judged, s.done = d["answer"], d["judged"], True
@@ -81,7 +84,7 @@ _DEBATE_EVENTS = {"debate.started": _started, "debate.round_started": _round_sta
                   "debate.dropped": _dropped, "debate.round_finished": _round_finished,
                   "debate.stopped_early": _stopped_early, "debate.failed": _failed,
                   "debate.judge_failed": _judge_failed, "debate.judged": _judged, "debate.tallied": _tallied,
-                  "debate.finished": _finished}
+                  "debate.finished": _finished, "debate.trimmed": _trimmed}
 
 # %% ../../nbs/12_debate.ipynb #87afb714
 AGENT_PROMPT = ("You are one of {agents} agents answering the same question. Later you will see the other agents' "
@@ -114,7 +117,10 @@ class Debate(Algorithm):
                  judge: bool = True,  # a judge call rules; False: the majority of the final answers wins
                  personas: list[str] | None = None,  # one system prompt per agent: what makes their views differ
                  temperature: float | None = None,  # debaters' sampling temperature (None: the model's default)
-                 parse: Callable[[str], str | None] | None = None,  # reply -> answer; default `extract_answer`
+                 parse: Callable[[str], str | None] | None = None,  # reply -> answer, used as given; default: `extract`, normalised
+                 kind: str = "auto",  # how `extract` reads a reply: "auto", "number", "word" or "text"
+                 units: bool = False,  # keep a unit after a number ("11 km" and "11 m" then differ)
+                 peer_chars: int = 600,  # characters of a reply shown to others and the judge, 100 to 20000 (the rest is cut)
                  agent_prompt: str | None = None,  # replaces AGENT_PROMPT
                  revise_prompt: str | None = None,  # replaces REVISE_PROMPT
                  judge_prompt: str | None = None,  # replaces JUDGE_PROMPT
@@ -127,6 +133,8 @@ class Debate(Algorithm):
             raise ValueError(f"Debate: len(personas) = {len(personas)} but agents = {agents}; give one persona per agent")
         judge, temperature = check_bool("Debate", "judge", judge), check_float("Debate", "temperature", temperature, 0, 2, none=True)
         check_callable("Debate", "parse", parse)
+        self.kind, self.units = check_choice("Debate", "kind", kind, KINDS), check_bool("Debate", "units", units)
+        self.peer_chars = check_int("Debate", "peer_chars", peer_chars, 100, 20000)
         self.debater_model, self.judge_model = check_str("Debate", "debater_model", debater_model, none=True), check_str("Debate", "judge_model", judge_model, none=True)
         _check_prompt("Debate", "agent_prompt", agent_prompt, (), ("agents",))
         _check_prompt("Debate", "revise_prompt", revise_prompt, ("others",), ("others",))
@@ -147,8 +155,8 @@ def apply(self: Debate, state: DebateState, e: Event):
 
 @patch
 def parse_answer(self: Debate, text: str | None) -> str | None:
-    "The answer in a reply (`parse` if given, else `extract_answer`)."
-    return (self.parse or extract_answer)(text)
+    "The answer in a reply: `parse(text)` if given, else `extract`'s normalised answer."
+    return self.parse(text) if self.parse else extract(text, self.kind, self.units).answer
 
 # %% ../../nbs/12_debate.ipynb #a3544d7d
 @patch
@@ -156,23 +164,31 @@ def _system_for(self: Debate, i: int) -> str:
     persona = self.personas[i] if self.personas else f"You are agent {i + 1}."
     return persona + "\n\n" + (self.agent_prompt or AGENT_PROMPT).format(agents=self.agents)
 
-def _others(s: DebateState, r: int, i: int) -> str:
-    "The other agents' replies in round `r`, labelled by agent."
-    return "\n\n".join(f"[Agent {j + 1}]\n{t}" for j, t in enumerate(s.texts[r]) if j != i and t is not None)
+def _cut(text: str, limit: int) -> str:
+    "`text` if it fits in `limit` characters, else its beginning and its end (where the answer is) with the cut counted."
+    if len(text) <= limit: return text
+    head = limit * 2 // 3
+    return f"{text[:head].rstrip()}\n[... {len(text) - limit} characters cut ...]\n{text[head - limit:].lstrip()}"
+
+def _others(s: DebateState, r: int, i: int, limit: int) -> str:
+    "The other agents' replies in round `r`, labelled by agent, each cut to `limit` characters."
+    return "\n\n".join(f"[Agent {j + 1}]\n{_cut(t, limit)}"
+                         for j, t in enumerate(s.texts[r]) if j != i and t is not None)
 
 @patch
 def _agent_request(self: Debate, s: DebateState, i: int, r: int) -> LLMRequest:
     "Agent `i`'s request in round `r`: its conversation so far, plus the others' previous replies."
     msgs = [system(self._system_for(i)), user(s.task)]
     for k in range(1, r + 1):
-        msgs += [assistant(s.texts[k - 1][i]), user((self.revise_prompt or REVISE_PROMPT).format(others=_others(s, k - 1, i)))]
+        others = _others(s, k - 1, i, self.peer_chars)
+        msgs += [assistant(_cut(s.texts[k - 1][i], self.peer_chars)), user((self.revise_prompt or REVISE_PROMPT).format(others=others))]
     return LLMRequest(messages=msgs, role="debater", temperature=self.temperature, model=self.debater_model)
 
 # %% ../../nbs/12_debate.ipynb #d2bfa75c
 @patch
 def _judge_request(self: Debate, s: DebateState) -> LLMRequest:
     last = s.finished_rounds - 1
-    finals = "\n\n".join(f"[Agent {i + 1}] (answer: {s.answers[last][i]})\n{t}"
+    finals = "\n\n".join(f"[Agent {i + 1}] (answer: {s.answers[last][i]})\n{_cut(t, self.peer_chars)}"
                          for i, t in enumerate(s.texts[last]) if t is not None)
     return LLMRequest(messages=[system((self.judge_prompt or JUDGE_PROMPT).format(agents=self.agents)),
                                 user(f"Question: {s.task}\n\nThe agents' final answers:\n\n{finals}")], role="judge", model=self.judge_model)
@@ -193,6 +209,8 @@ async def _round(self: Debate, ctx: Context, r: int, active: list[int]) -> list[
             answer = self.parse_answer(rep.text)
             changed = r > 0 and answer != s.answers[r - 1][i]
             ctx.emit("debate.answered", agent=i, round=r, answer=answer, text=rep.text, changed=changed)
+            if len(rep.text) > self.peer_chars:
+                ctx.emit("debate.trimmed", round=r, agent=i, chars=len(rep.text), kept=self.peer_chars)
             answered.append(i)
     if cut is not None: raise cut
     if not answered:
@@ -242,7 +260,8 @@ def result(self: Debate, s: DebateState) -> dict:
     answer = s.answer if s.done else (s.ruling["answer"] if s.ruling else provisional)
     return {"answer": answer, "rounds": max(s.finished_rounds - 1, 0), "agents": s.agents,
             "answers": [list(row) for row in s.answers], "judged": s.judged if s.done else s.ruling is not None,
-            "votes": votes, "changed": [list(c) for c in s.changed], "dropped": sorted(s.dropped)}
+            "votes": votes, "changed": [list(c) for c in s.changed], "dropped": sorted(s.dropped),
+            "texts": [list(row) for row in s.texts]}
 
 # %% ../../nbs/12_debate.ipynb #833b4fff
 def _at(grid: list, r: int, i: int):
@@ -254,6 +273,7 @@ def differences(self: Debate, a: DebateState, b: DebateState) -> list[str]:
     out = [f"round {r}, agent {i + 1}: {_at(a.answers, r, i)!r} -> {_at(b.answers, r, i)!r}"
            for r in range(max(len(a.answers), len(b.answers))) for i in range(max(a.agents, b.agents))
            if _at(a.answers, r, i) != _at(b.answers, r, i)]
+    if a.trimmed != b.trimmed: out.append(f"trimmed: {[(t['round'], t['agent'] + 1) for t in a.trimmed]} -> {[(t['round'], t['agent'] + 1) for t in b.trimmed]}")
     if a.votes != b.votes: out.append(f"votes: {a.votes} -> {b.votes}")
     if a.answer != b.answer: out.append(f"{'judge' if b.judged else 'vote'}: {a.answer!r} -> {b.answer!r}")
     return out

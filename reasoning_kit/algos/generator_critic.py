@@ -18,6 +18,7 @@ from fastcore.basics import patch
 from ..events import Event
 from ..llm import LLMRequest, Message
 from .common import Renames, apply_events, check_callable, take_renamed
+from ..answers import read_verdict
 from ..engine import Algorithm, Context, Status
 from ..checks import check_float, check_int, check_str
 
@@ -62,7 +63,7 @@ def parse_verdict(text: str) -> tuple[bool, str]:
     lines = text.splitlines()
     m = _LAST.match(lines[-1]) if lines else None
     if m: return _is_accept(m.group(1)), "\n".join(lines[:-1]).strip()
-    return False, text
+    return bool(read_verdict(text)), text
 
 # %% ../../nbs/16_generator_critic.ipynb #0ac6441d
 @dataclass

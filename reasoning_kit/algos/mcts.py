@@ -20,7 +20,7 @@ from .common import apply_events, check_callable, task_of
 from .tot import EVALUATOR_PROMPT, PROPOSER_PROMPT, ScorerError, ToTPrompts
 from ..events import Event
 from ..llm import LLMRequest, system, user
-from ..runtime import (Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status, check_bool, check_float,
+from ..engine import (Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status, check_bool, check_float,
                                    check_int, check_str)
 
 # %% auto #0

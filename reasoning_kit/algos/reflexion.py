@@ -15,6 +15,7 @@ from fastcore.basics import patch
 from ..events import Event
 from ..llm import LLMRequest, Message
 from .common import Renames, apply_events, take_renamed
+from ..answers import read_verdict
 from ..engine import Algorithm, Context, Status
 from ..checks import check_float, check_int, check_str, input_notes
 
@@ -38,6 +39,7 @@ def parse_critique(reply: str) -> tuple[bool, str]:
     s = reply.strip()
     head = s.split(None, 1)[0].strip(".:!,").upper() if s else ""
     if head == "PASS": return True, ""
+    if head != "FAIL" and read_verdict(s): return True, ""
     rest = s[len(s.split(None, 1)[0]):].lstrip(" :.-") if head == "FAIL" else s
     return False, rest or "the critic rejected the answer"
 
@@ -58,6 +60,7 @@ class Reflexion(Renames, Algorithm):
     def __init__(self, validator: str | None = None,  # a ValidationHandler check; None: an LLM critic
                  max_trials: int = 3,  # attempts at most (1 to 10)
                  keep_reflections: int = 5,  # lessons kept in the prompt (0 to 20)
+                 lesson_chars: int = 300,  # a lesson longer than this many characters is cut (20 to 5000)
                  actor_prompt: str = ACTOR, critic_prompt: str = CRITIC, reflector_prompt: str = REFLECTOR,  # the three system prompts
                  actor_model: str | None = None, critic_model: str | None = None, reflector_model: str | None = None,  # models per role
                  temperature: float | None = None,  # sampling temperature for every call, 0 to 2 (None: the model's default)
@@ -67,6 +70,7 @@ class Reflexion(Renames, Algorithm):
                          {"actor_prompt": ACTOR, "critic_prompt": CRITIC, "reflector_prompt": REFLECTOR})
         self.validator = check_str(n, "validator", validator, none=True)
         self.max_trials, self.keep_reflections = check_int(n, "max_trials", max_trials, 1, 10), check_int(n, "keep_reflections", keep_reflections, 0, 20)
+        self.lesson_chars = check_int(n, "lesson_chars", lesson_chars, 20, 5000)
         for k, v in p.items(): setattr(self, k, check_str(n, k, v))
         for k, v in dict(actor_model=actor_model, critic_model=critic_model, reflector_model=reflector_model).items(): setattr(self, k, check_str(n, k, v, none=True))
         self.temperature = check_float(n, "temperature", temperature, 0, 2, none=True)
@@ -112,7 +116,11 @@ async def run(self: Reflexion, ctx: Context) -> Status | None:
         lesson = await ctx.llm([Message(role="system", content=self.reflector_prompt),
                                 Message(role="user", content=f"Task: {task}\n\nAttempt: {attempt.text}\n\nWhy it failed: {message}")],
                                key=f"reflexion/{t}/reflect", **self._fields("reflector"))
-        ctx.emit("reflexion.reflected", trial=t, lesson=lesson.text.strip())
+        text = lesson.text.strip()
+        if len(text) > self.lesson_chars:
+            ctx.emit("reflexion.trimmed", trial=t, chars=len(text), kept=self.lesson_chars)
+            text = text[:self.lesson_chars - 1].rstrip() + "…"
+        ctx.emit("reflexion.reflected", trial=t, lesson=text)
     return Status.NO_SOLUTION
 
 @patch

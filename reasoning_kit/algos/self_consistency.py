@@ -13,12 +13,13 @@ from typing import Callable
 
 from fastcore.basics import patch
 
-from .common import apply_events, extract_answer, majority, task_of
+from .common import apply_events, majority, task_of
+from ..answers import KINDS, extract
 from ..events import Event
 from ..llm import LLMRequest, system, user
 from .common import Renames, check_callable, take_renamed
 from ..engine import Algorithm, BudgetExhausted, Context, EffectFailed, Status
-from ..checks import check_choice, check_float, check_int, check_str
+from ..checks import check_bool, check_choice, check_float, check_int, check_str
 
 # %% auto #0
 __all__ = ['PROMPT', 'MODES', 'SelfConsistencyState', 'SelfConsistency']
@@ -70,7 +71,9 @@ class SelfConsistency(Renames, Algorithm):
                  samples: int = 5,  # reasoning paths to sample, 1 to 100
                  mode: str = "n",  # "n": one request for `samples` choices; "separate": one request per sample
                  temperature: float | None = 0.7,  # sampling temperature, 0 to 2 (None: the model's default)
-                 parse: Callable[[str], str | None] | None = None,  # reply -> answer; default `extract_answer`
+                 parse: Callable[[str], str | None] | None = None,  # reply -> answer, used as given; default: `extract`, normalised
+                 kind: str = "auto",  # how `extract` reads a reply: "auto", "number", "word" or "text"
+                 units: bool = False,  # keep a unit after a number ("11 km" and "11 m" then differ)
                  sampler_prompt: str | None = None,  # system prompt; replaces PROMPT (was `prompt=`)
                  sampler_model: str | None = None,  # the model (None: the handler's default)
                  **old):  # deprecated names: prompt=
@@ -80,6 +83,7 @@ class SelfConsistency(Renames, Algorithm):
         self.mode, self.temperature = check_choice(n, "mode", mode, MODES), check_float(n, "temperature", temperature, 0, 2, none=True)
         self.parse, self.sampler_prompt = check_callable(n, "parse", parse), check_str(n, "sampler_prompt", sampler_prompt, none=True)
         self.sampler_model = check_str(n, "sampler_model", sampler_model, none=True)
+        self.kind, self.units = check_choice(n, "kind", kind, KINDS), check_bool(n, "units", units)
         self.max_calls = 1 if mode == "n" else self.samples
 
     def __repr__(self): return f"SelfConsistency(samples={self.samples}, mode={self.mode!r})"
@@ -94,8 +98,8 @@ def apply(self: SelfConsistency, state: SelfConsistencyState, e: Event):
 
 @patch
 def parse_answer(self: SelfConsistency, text: str | None) -> str | None:
-    "The answer in a reply (`parse` if given, else `extract_answer`)."
-    return (self.parse or extract_answer)(text)
+    "The answer in a reply: `parse(text)` if given, else `extract`'s normalised answer."
+    return self.parse(text) if self.parse else extract(text, self.kind, self.units).answer
 
 # %% ../../nbs/15_self_consistency.ipynb #a87a6876
 @patch
@@ -144,4 +148,5 @@ def _agreement(answer: str | None, votes: dict[str, int]) -> float | None:
 @patch
 def result(self: SelfConsistency, s: SelfConsistencyState) -> dict:
     answer, votes = (s.answer, dict(s.votes)) if s.voted else majority(s.answers)
-    return {"answer": answer, "votes": votes, "samples": list(s.answers), "agreement": _agreement(answer, votes)}
+    return {"answer": answer, "votes": votes, "samples": list(s.answers), "agreement": _agreement(answer, votes),
+            "texts": list(s.texts)}

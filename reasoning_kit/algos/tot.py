@@ -17,6 +17,7 @@ from typing import Any, Callable, Literal, Mapping
 from fastcore.basics import patch
 
 from .common import apply_events
+from ..answers import read_score
 from ..events import Event
 from ..llm import LLMRequest, Message, trusted_builder
 from ..engine import Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status
@@ -27,44 +28,12 @@ __all__ = ['PROPOSER_PROMPT', 'PROPOSER_LIST_PROMPT', 'EVALUATOR_PROMPT', 'VOTER
            'default_prompts', 'parse_score', 'ThoughtNode', 'ToTState', 'ToTPrompts', 'TreeOfThoughts', 'final_beam',
            'NoThoughts', 'ScorerError']
 
-# %% ../../nbs/14_tot.ipynb #10361bdc
-_NUMBER = r"(?<![-\d.])(\d+(?:\.\d+)?)(?:\s*(?:/|\bout\s+of\b)\s*(\d+(?:\.\d+)?)|\s*(%))?"
-_LABELLED = re.compile(r"\b(?:score|rating)\b[^0-9\n]{0,12}?" + _NUMBER, re.I)
-_LEADING = re.compile(r"\s*\**\s*" + _NUMBER, re.I)
-
-def _on_scale(x: float, scale: float, denominator: float | None = None, percent: bool = False) -> float | None:
-    "Map one number onto 0-10: on its stated scale (`x/y`, `x%`), else on `scale`; None when outside it."
-    top = 100.0 if percent else denominator if denominator is not None else scale
-    return round(10 * x / top, 6) if top > 0 and 0 <= x <= top else None
-
-# %% ../../nbs/14_tot.ipynb #1314f47b
-def _from_match(m: re.Match, scale: float) -> float | None:
-    num, den, pct = m.group(1), m.group(2), m.group(3)
-    return _on_scale(float(num), scale, float(den) if den else None, bool(pct))
-
-def _json_score(reply: str, scale: float) -> tuple[bool, float | None]:
-    "(found, score) for a JSON object with a `score` key anywhere in `reply`."
-    for m in re.finditer(r"\{[^{}]*\}", reply):
-        try: obj = json.loads(m.group(0))
-        except ValueError: continue
-        if isinstance(obj, dict) and "score" in obj:
-            v = obj["score"]
-            if isinstance(v, str): return True, parse_score(v, scale)
-            return True, _on_scale(float(v), scale) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-    return False, None
-
-# %% ../../nbs/14_tot.ipynb #6fd95a93
+# %% ../../nbs/14_tot.ipynb #0c46faca
 def parse_score(reply: str | None,  # the model's reply
                 scale: float = 10.0,  # the scale a bare number is on: 10 (the default prompt's 0-10) or 1 for 0-1
                 ) -> float | None:
-    "A 0-10 score read from a model's reply (`7`, `7/10`, `70%`, `0.7 out of 1`, `{\"score\": 7}`), or None."
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
-        raise ValueError(f"parse_score: scale = {scale!r} must be a positive number (10 for 0-10 replies, 1 for 0-1)")
-    if not reply: return None
-    found, score = _json_score(reply, scale)
-    if found: return score
-    m = _LABELLED.search(reply) or _LEADING.match(reply)
-    return _from_match(m, scale) if m else None
+    "A 0-10 score read from a model's reply (`7`, `7/10`, `70%`, `I'd rate this 8`, `{\"score\": 7}`), or None."
+    return read_score(reply, scale)
 
 # %% ../../nbs/14_tot.ipynb #f10f0828
 @dataclass(slots=True, kw_only=True)
@@ -196,6 +165,13 @@ def _problem(task: str, path: list[str], heading: str = "Steps so far:") -> str:
 
 # %% ../../nbs/14_tot.ipynb #a71e2754
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
+_LABEL = re.compile(r"^(?:[*_]{1,2})?\s*(?:step|option|choice)\s*\d*\s*[:.)-](?:[*_]{1,2})?\s*", re.I)
+_PREAMBLE = re.compile(r"^(?:sure|ok(?:ay)?|here|the\s+following|possible|next\s+steps?)\b.*:$", re.I)
+
+def _step_line(line: str) -> str:
+    "A proposed step without its bullet, number, 'Step 2:' label or surrounding bold."
+    s = _LABEL.sub("", _BULLET.sub("", line).strip()).strip()
+    return s[2:-2].strip() if len(s) > 4 and s[:2] == s[-2:] and s[:2] in ("**", "__") else s
 
 class ToTPrompts:
     "The default prompt hooks; pass an object with any of these methods as `prompts=` to replace them."
@@ -204,11 +180,11 @@ class ToTPrompts:
     def parse_step(self, task, path, text): return text.strip() or None
     def propose_prompt(self, task, path, k): return _problem(task, path) + f"List up to {k} different possible next steps, one per line."
     def parse_steps(self, task, path, text, k):
-        lines = [_BULLET.sub("", line).strip() for line in text.splitlines()]
-        return [line for line in lines if line][:k]
+        lines = [_step_line(line) for line in text.splitlines()]
+        return [l for l in lines if l and not l.startswith("```") and not _PREAMBLE.match(l)][:k]
     def final_answer(self, step):
-        m = re.match(r"\s*FINAL:(.*)", step, re.S)
-        return m.group(1).strip() if m else None
+        m = re.match(r"[\s*_]*FINAL[\s*_]*:(.*)", step, re.S)
+        return m.group(1).strip(" \t\n*_`") if m else None
 
 # %% ../../nbs/14_tot.ipynb #366bdcc7
 _VOTE = re.compile(r"best choice is\D{0,20}?(\d+)", re.I)

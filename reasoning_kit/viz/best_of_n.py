@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..algos.best_of_n import BestOfNState
 from ..events import Event
-from ..runtime import RunState
+from ..engine import RunState
 from . import esc, says, shorten, view
 
 # %% auto #0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..algos.mcts import MCTSState, SearchNode
 from ..events import Event
-from ..runtime import RunState
+from ..engine import RunState
 from . import Graph, esc, says, shorten, view
 
 # %% auto #0
