@@ -19,7 +19,7 @@ import time
 from reasoning_kit.events import Log, fold
 from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMRequest, Message
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Algorithm, Budget, Engine, RunReducer, fold_run
+from reasoning_kit.engine import Algorithm, Budget, Engine, RunReducer, fold_run
 
 REPLY = text("ok")
 

@@ -204,7 +204,7 @@ from reasoning_kit.events import Log, _loads, fold  # _loads: the per-line reade
 from reasoning_kit import events as _events
 _lines_of = getattr(_events, "_lines_of", None)  # the one-pass parse Log.read makes first (msgspec), None without msgspec
 from reasoning_kit.llm import Choice, FakeLLMClient, LLMHandler, LLMRequest, LLMResponse, Message, Usage, log_form, trusted_builder
-from reasoning_kit.runtime import Algorithm, Engine, RunReducer
+from reasoning_kit.engine import Algorithm, Engine, RunReducer
 
 DEPTH, WIDTH, BRANCHING = 3, 5, 5
 _request_t, _message_t, _choice_t, _usage_t, _response_t = map(trusted_builder, (LLMRequest, Message, Choice, Usage, LLMResponse))

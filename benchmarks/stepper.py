@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 from reasoning_kit.llm import FakeLLMClient, LLMHandler, system, user
-from reasoning_kit.runtime import Algorithm, Engine, fold_run
+from reasoning_kit.engine import Algorithm, Engine, fold_run
 from reasoning_kit.viz import Graph, Stepper, dot_available, shorten, view
 
 

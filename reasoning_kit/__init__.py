@@ -11,6 +11,7 @@ Modules:
 - `reasoning_kit.algos.swarm`: One conversation, several agents; a hand-off is a tool call, and the rules are enforced in code.
 - `reasoning_kit.algos.toolloop`: Call the model; run the tools it asks for; repeat until it answers or the turns run out.
 - `reasoning_kit.algos.tot`: A beam search over reasoning steps: propose several next steps, score them, keep the best few, repeat.
+- `reasoning_kit.checks`: Every constructor checks every argument the same way, and says which parameter was wrong and what it accepts; a renamed parameter keeps working for one version.
 - `reasoning_kit.clients.anthropic_wire`: Requests to Messages API JSON and back, and its named stream events reassembled.
 - `reasoning_kit.clients.cassettes`: A cache of responses keyed by the full request, and cassettes: a run recorded once against a real model replays offline, byte for byte.
 - `reasoning_kit.clients.errors`: Every failure is a `ClientError` that knows whether asking again could help; waits honour the server; limits protect the quota.
@@ -18,13 +19,18 @@ Modules:
 - `reasoning_kit.clients.stream`: The HTTP clients' answers as they arrive: text and tool-call deltas, then the whole answer, with retries until the first delta and parallel samples side by side.
 - `reasoning_kit.clients.transport`: One pooled connection per client, keys looked up per call and scrubbed, limits, retries that show in the log, timeouts, streaming, and `n` samples.
 - `reasoning_kit.clients.wire`: Requests to chat-completions JSON and back, streams reassembled, and the helpers both wire formats share.
+- `reasoning_kit.engine.budget`: A budget checked before every call: its limits, each call's worst case reserved, and the price of a model.
+- `reasoning_kit.engine.run`: Effects with keys, a log that is the run, a budget checked before every call, and replay for free.
+- `reasoning_kit.engine.state`: How a run ends, what it raised, the state its log folds to, and the Algorithm base class.
 - `reasoning_kit.eval`: One algorithm over many tasks, with bounded concurrency, a deterministic check and a report you can compare.
 - `reasoning_kit.events`: A run is the fold of its event log: everything else in reasoning_kit is built on that one idea.
 - `reasoning_kit.interop.inspect_ai`: Any reasoning_kit algorithm as an inspect_ai solver: its model calls go through inspect's model, and the run's log rides along in the sample's metadata.
 - `reasoning_kit.llm.fake`: A model that is a Python function of the request: every algorithm runs, and is tested, offline.
+- `reasoning_kit.local`: A real model the library starts itself: llama.cpp's `llama-server` on 127.0.0.1, a small model from PyPI, and a model string (`"local:smollm2"`) that works wherever one is taken.
 - `reasoning_kit.memory`: Short notes that outlive a run: stored as JSON Lines, found again by what they say.
-- `reasoning_kit.runtime`: Effects with keys, a log that is the run, a budget checked before every call, and replay for free.
+- `reasoning_kit.runtime`: `reasoning_kit.runtime` is now `reasoning_kit.engine`: the old name still imports, with a warning.
 - `reasoning_kit.sandbox`: Run code a model wrote in a separate process with a time limit, a memory limit, no environment and a scratch directory.
+- `reasoning_kit.secrets`: What a secret is, which ones a process knows, and scrubbing them out of everything that is written to disk, logged or shown.
 - `reasoning_kit.server`: Start runs and sessions over HTTP, and watch them event by event as they happen.
 - `reasoning_kit.session`: A conversation over many runs: each user message is one run, every run's log is kept, and a turn that died is finished from its log without asking the model again.
 - `reasoning_kit.sweep.plots`: Accuracy against cost with error bars and the Pareto front, calls per item as a distribution, and per-item win/loss between two methods.
@@ -48,9 +54,24 @@ Modules:
 __version__ = "0.1.0"
 
 
+# The names the README's first example uses, importable from the package itself. Each is imported on first use,
+# so `import reasoning_kit` stays as light as it was (nothing below it is loaded until a name is asked for).
+_LAZY = {"Engine": "engine", "Budget": "engine", "Status": "engine", "Outcome": "engine", "fold_run": "engine", "open_run": "engine",
+         "FakeLLMClient": "llm", "LLMHandler": "llm", "Message": "llm", "LLMRequest": "llm", "text": "llm.fake", "tool_call": "llm.fake",
+         "tool": "tools", "ToolHandler": "tools", "ValidationHandler": "validate", "diff": "timetravel",
+         **dict.fromkeys(["ToolLoop", "Reflexion", "Debate", "Swarm", "Agent", "TreeOfThoughts", "SelfConsistency", "GeneratorCritic",
+                          "GenerateTestRepair"], "algos")}
+__all__ = sorted(_LAZY)
+
+
 def __getattr__(name: str):
-    "`reasoning_kit.diff(a, b)`: compare two runs (from reasoning_kit.timetravel, imported on first use)."
-    if name == "diff":
-        from .timetravel import diff
-        return diff
+    "`from reasoning_kit import Engine, Reflexion, ...`: the name from its module, imported on first use."
+    if name in _LAZY:
+        from importlib import import_module
+        value = getattr(import_module(f"reasoning_kit.{_LAZY[name]}"), name)
+        globals()[name] = value  # looked up once
+        return value
     raise AttributeError(f"module 'reasoning_kit' has no attribute {name!r}")
+
+
+def __dir__(): return sorted([*globals(), *_LAZY])

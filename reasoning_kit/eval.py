@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterable
 from fastcore.basics import patch
 from pydantic import BaseModel, Field, computed_field
 
-from .runtime import Algorithm, Budget, Engine, Outcome, Status, check_int
+from .engine import Algorithm, Budget, Engine, Outcome, Status
+from .checks import check_int
 
 # %% auto #0
 __all__ = ['Row', 'is_failed', 'is_errored', 'Report', 'answer_of', 'on_answer', 'engine_for', 'run_item', 'evaluate',

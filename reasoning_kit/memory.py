@@ -42,9 +42,10 @@ from typing import Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .clients.models import PROVIDERS, scrub
+from .clients.models import PROVIDERS
+from .secrets import scrub
 from .events import Event, Log
-from .runtime import check_bool, check_choice, check_float
+from .checks import check_bool, check_choice, check_float
 
 # %% auto #0
 __all__ = ['STOPWORDS', 'MEMORY_FORMAT', 'MEMORY_VERSION', 'Note', 'tokens', 'MemoryFormatError', 'Memory', 'replace_file',
@@ -105,7 +106,7 @@ class Memory:
     def __repr__(self): return f"Memory({len(self.notes)} notes{f', {self.path}' if self.path else ''})"
 
 # %% ../nbs/30_memory.ipynb #7261ff1e
-from .clients.models import SECRET_NAME, known_secrets, scrub_known  # the secrets a process knows, and scrubbing them (defined with the clients)
+from .secrets import SECRET_NAME, known_secrets, scrub_known  # the secrets a process knows, and scrubbing them (reasoning_kit.secrets)
 
 # %% ../nbs/30_memory.ipynb #45654b91
 @patch

@@ -37,7 +37,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from .runtime import check_float, check_int
+from .checks import check_float, check_int
 
 # %% auto #0
 __all__ = ['NOBODY', 'SYSTEM_PYTHONS', 'SandboxResult', 'sandbox_python', 'run_python', 'python_tests']

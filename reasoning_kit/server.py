@@ -59,14 +59,14 @@ except ImportError as e:  # an optional extra: say how to get it
 import reasoning_kit.algos  # registers every algorithm by name
 from .algos.swarm import Swarm
 from .algos.toolloop import ToolLoop
-from .clients.models import scrub as scrub_runs
 from .events import Event
-from .memory import SECRET_NAME, scrub_file
-from .runtime import Algorithm, Budget, Engine, Outcome, Run, check_float, check_int
+from .memory import scrub_file
+from .engine import Algorithm, Budget, Engine, Outcome, Run
+from .checks import check_float, check_int
 from .session import INDEX, Session, SessionBudgetSpent, SessionBusy, SessionChanged, SessionLocked
 
 # %% auto #0
-__all__ = ['APIError', 'env_secrets', 'scrub', 'http_params', 'narrows', 'RunServer', 'make_app', 'is_loopback', 'serve']
+__all__ = ['APIError', 'http_params', 'narrows', 'RunServer', 'make_app', 'is_loopback', 'serve', 'env_secrets', 'scrub']
 
 # %% ../nbs/32_server.ipynb #7316c2c9
 class APIError(Exception):
@@ -75,15 +75,8 @@ class APIError(Exception):
         super().__init__(message); self.code, self.message, self.extra = code, message, extra
 
 # %% ../nbs/32_server.ipynb #dbd8c52b
-def env_secrets(environ: dict | None = None) -> set[str]:
-    "Values of environment variables whose names say they hold a secret (8 characters or more)."
-    env = os.environ if environ is None else environ
-    return {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 8}
-
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    "Replace every secret, and any 8 characters in a row of one (as is, and as inside a JSON string), with ***."
-    secrets = list(secrets)
-    return scrub_runs(text, [*secrets, *{json.dumps(s)[1:-1] for s in secrets} - set(secrets)])
+from .secrets import env_secrets, scrub_json as scrub  # defined once, in reasoning_kit.secrets
+_all_ = ["env_secrets", "scrub"]
 
 # %% ../nbs/32_server.ipynb #1581aceb
 def _takes_code(p: inspect.Parameter) -> bool:

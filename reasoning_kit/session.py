@@ -37,8 +37,9 @@ from typing import Iterable
 from .algos.toolloop import ToolLoop
 from .events import Log
 from .llm import Usage
-from .memory import replace_file, scrub_file, scrub_known
-from .runtime import Budget, Engine, Outcome, Run, RunState, Status, fold_run
+from .memory import replace_file, scrub_file
+from .secrets import scrub_known
+from .engine import Budget, Engine, Outcome, Run, RunState, Status, fold_run
 
 # %% auto #0
 __all__ = ['ENDED', 'INDEX', 'SESSION_FORMAT', 'SESSION_VERSION', 'Turn', 'Spent', 'SessionBudgetSpent', 'SessionBusy',

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .events import Event, Log
-from .runtime import Outcome, algorithm_of, fold_run
+from .engine import Outcome, algorithm_of, fold_run, open_run
 
 _ENGINE = ("run.", "budget.")
 _MARKS = ("replayed", "served")
@@ -38,8 +38,7 @@ def _side(x) -> tuple[list[Event], dict | None, Any, Any]:
         try: alg = algorithm_of(x.log.events)
         except LookupError: alg = None
         return x.log.events, x.value, x.state, alg
-    log = Log.read(x, repair=True) if isinstance(x, (str, Path)) else x
-    if not isinstance(log, Log): raise TypeError(f"diff compares Outcomes, Logs or log files, got {type(x).__name__}")
+    log = open_run(x, "diff compares Outcomes, Logs or log files")
     try:
         alg = algorithm_of(log.events); st = fold_run(log.events, alg)
         return log.events, alg.result(st.algo) if alg else None, st, alg

@@ -23,7 +23,7 @@ from fastcore.docments import docments
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .llm import ToolCall, ToolSpec
-from .runtime import check_int
+from .checks import check_int
 
 # %% auto #0
 __all__ = ['Tool', 'tool', 'ToolResult', 'ToolRegistry', 'ToolHandler']

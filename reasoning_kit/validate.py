@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel
 
-from .runtime import Check
+from .engine import Check
 
 # %% auto #0
 __all__ = ['Verdict', 'ValidationHandler']

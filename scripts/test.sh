@@ -3,7 +3,8 @@
 # sync, run every notebook, then pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --dev
+PY=$(bash scripts/setup.sh --dev | tail -n 1)
+export PATH="$(dirname "$PY"):$PATH"  # nbdev, pytest and the package from the Python setup.sh used
 
 echo "== notebooks are clean and the package is exported from them"
 nbdev-clean
@@ -17,4 +18,4 @@ echo "== every notebook runs"
 nbdev-test --n-workers 2
 
 echo "== pytest"
-python -m pytest -q
+"$PY" -m pytest -q

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from reasoning_kit.events import Log
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.runtime import Engine, fold_run
+from reasoning_kit.engine import Engine, fold_run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

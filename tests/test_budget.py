@@ -15,7 +15,7 @@ from reasoning_kit.clients.models import Price, cost_of
 from reasoning_kit.events import Log
 from reasoning_kit.llm import FakeLLMClient, LLMHandler, Usage
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Budget, Engine, Status
+from reasoning_kit.engine import Budget, Engine, Status
 
 from _support import run, system_of, user_of
 

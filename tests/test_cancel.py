@@ -15,7 +15,7 @@ from reasoning_kit.algos.tot import TreeOfThoughts
 from reasoning_kit.events import Log
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Engine, Status, fold_run
+from reasoning_kit.engine import Engine, Status, fold_run
 
 from _support import system_of, user_of
 

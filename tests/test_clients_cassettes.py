@@ -14,7 +14,7 @@ from reasoning_kit.clients import CachedClient, Cassette, CassetteMiss, OpenAICl
 from reasoning_kit.clients.cassettes import canonical_request, first_difference
 from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCall, ToolCallDelta, user
 from reasoning_kit.llm.fake import reply, text
-from reasoning_kit.runtime import Engine, Status, fold_run
+from reasoning_kit.engine import Engine, Status, fold_run
 from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
 
 ROOT = Path(__file__).resolve().parents[1]

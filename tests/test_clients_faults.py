@@ -14,7 +14,7 @@ import respx
 from reasoning_kit.clients import (AnthropicClient, APIError, CallTimeout, ConnectionFailed, MalformedResponse, MissingKey,
                                    OpenAIClient, StreamTruncated, client_for_model, settings)
 from reasoning_kit.llm import LLMHandler, LLMRequest, LLMResponse, TextDelta, user
-from reasoning_kit.runtime import Engine, Status
+from reasoning_kit.engine import Engine, Status
 
 BASE = "http://127.0.0.1:9/v1"  # respx intercepts it: nothing is sent
 URL = BASE + "/chat/completions"

@@ -73,8 +73,11 @@ def test_a_server_refusing_n_gets_parallel_calls_and_the_client_remembers(stream
     assert [b.get("n", 1) for _, b in seen] == [3, 1, 1, 1, 1, 1, 1]  # refused once, then never asked again
 
 
-def test_the_llamacpp_preset_samples_with_parallel_calls():
-    assert client_for_model("llamacpp:tiny").native_n is False and client_for_model("vllm:x").native_n is True
+def test_the_llamacpp_preset_asks_for_n_and_recounts_its_usage():
+    "llama-server accepts n but reports one choice's completion tokens: the preset's clients recount every choice."
+    c = client_for_model("llamacpp:tiny")
+    assert c.native_n is True and c.recount_choices is True
+    assert client_for_model("vllm:x").recount_choices is False
 
 
 def test_a_stream_cut_before_any_text_is_retried():

@@ -14,7 +14,7 @@ from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMRequest, user
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "reasoning_kit"
-HIGHER_THAN_LLM = ("clients", "runtime", "tools", "validate", "algos", "viz", "eval", "cli", "server", "session", "memory", "tasks", "__main__")
+HIGHER_THAN_LLM = ("clients", "engine", "runtime", "tools", "validate", "algos", "viz", "eval", "cli", "server", "session", "memory", "tasks", "__main__")
 
 
 # the one import walker, shared with tests/test_layers.py (the whole package's layer check)
@@ -109,7 +109,7 @@ class Recorder:
 
 
 def test_the_handler_always_passes_the_call():
-    from reasoning_kit.runtime import Engine
+    from reasoning_kit.engine import Engine
     from reasoning_kit.algos import SelfConsistency
     rec = Recorder()
     async def go():
@@ -121,7 +121,7 @@ def test_the_handler_always_passes_the_call():
 
 
 def test_a_two_argument_script_sees_each_effect_key():
-    from reasoning_kit.runtime import Engine
+    from reasoning_kit.engine import Engine
     from reasoning_kit.algos import SelfConsistency
     seen = []
     fake = FakeLLMClient(lambda request, key: seen.append(key) or "Answer: 1")

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from reasoning_kit.events import Log, LogFormatError
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Algorithm, Budget, EffectFailed, Engine, Status, fold_run
+from reasoning_kit.engine import Algorithm, Budget, EffectFailed, Engine, Status, fold_run
 
 from _support import run, run_scripted
 
@@ -192,7 +192,7 @@ CRASHING_RUN = textwrap.dedent("""
     sys.path.insert(0, {tests!r})
     from test_engine import Levels, answer
     from reasoning_kit.llm import FakeLLMClient, LLMHandler
-    from reasoning_kit.runtime import Engine
+    from reasoning_kit.engine import Engine
 
     calls = 0
     def model(req):

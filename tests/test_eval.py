@@ -11,7 +11,7 @@ from reasoning_kit.algos import TreeOfThoughts
 from reasoning_kit.eval import Report, compare, evaluate, evaluate_sync, on_answer
 from reasoning_kit.events import Log
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.runtime import Budget, Engine, fold_run
+from reasoning_kit.engine import Budget, Engine, fold_run
 from reasoning_kit.tasks import game24
 
 from _support import jittered, run

@@ -114,7 +114,7 @@ def test_a_300_event_tree_of_50_nodes_stays_under_2_mb(tmp_path):
 def test_ten_thousand_events_export_open_and_step_in_chromium(tmp_path):
     import asyncio
     from reasoning_kit.llm import FakeLLMClient, LLMHandler, system, user
-    from reasoning_kit.runtime import Algorithm, Engine
+    from reasoning_kit.engine import Algorithm, Engine
 
     class Notes(Algorithm):
         name = "export_test_notes"

@@ -16,7 +16,7 @@ import pytest
 from reasoning_kit.algos import TreeOfThoughts
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Engine
+from reasoning_kit.engine import Engine
 from reasoning_kit.viz import FIT_CSS, Frame, Stepper, frame_html
 
 ROOT = Path(__file__).resolve().parents[1]

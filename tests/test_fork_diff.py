@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Budget, Engine, Status
+from reasoning_kit.engine import Budget, Engine, Status
 
 from test_engine import Levels, answer
 

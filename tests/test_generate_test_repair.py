@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from reasoning_kit.algos.generate_test_repair import GenerateTestRepair, extract_answer
 from reasoning_kit.events import Timeline
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Budget, RunReducer, Status, fold_run
+from reasoning_kit.engine import Budget, RunReducer, Status, fold_run
 from reasoning_kit.tasks.game24 import check_24
 from reasoning_kit.validate import ValidationHandler
 

@@ -15,7 +15,7 @@ from inspect_ai.scorer import match
 from reasoning_kit.algos import Debate, SelfConsistency
 from reasoning_kit.events import Log
 from reasoning_kit.interop.inspect_ai import reasoning_kit_solver
-from reasoning_kit.runtime import fold_run
+from reasoning_kit.engine import fold_run
 
 
 def mock_model(answers):

@@ -1,6 +1,6 @@
-"""The clients against llama.cpp's llama-server (MIT), built from source by scripts/llama_server.sh (cached in
-.llama-server/; scripts/setup.sh --dev builds it, and this module builds it on first use when cmake and a C++
-compiler are there). The model is written at test setup with the `gguf` package (tests/tiny_gguf.py): a one-layer
+"""The clients against llama.cpp's llama-server (MIT), built from source by `reasoning-kit build-server` (cached in the
+user cache; scripts/setup.sh --dev builds it, and this module builds it on first use when cmake and a C++ compiler
+are there). The model is written at test setup with the `gguf` package (tests/tiny_gguf.py): a one-layer
 llama whose next token depends only on the last, so it always thinks "Two and two." (which the server returns as
 reasoning) and answers "The answer is 4."; when a grammar constrains it (tools, JSON schemas) it picks the same
 valid JSON every time. No weights are downloaded.
@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from reasoning_kit.algos import Agent, Swarm, ToolLoop, TreeOfThoughts
 from reasoning_kit.clients import AnthropicClient, APIError, OpenAIClient, StreamTruncated, client_for_model
 from reasoning_kit.llm import LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCallDelta, parse_as, structured, user
-from reasoning_kit.runtime import Engine, Status
+from reasoning_kit.engine import Engine, Status
 from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
 
 from tiny_gguf import write_model
@@ -38,13 +38,10 @@ NO_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}  # the templa
 
 
 def llama_server_binary() -> str:
-    "The built llama-server: scripts/llama_server.sh builds it the first time (minutes), then prints the cached path."
-    built = sorted((ROOT / ".llama-server").glob("*/llama-server"))
-    if not built and not (shutil.which("cmake") and shutil.which("c++")):
-        pytest.skip("llama-server is not built and cmake/c++ are missing: apt-get install cmake build-essential")
-    out = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=3000)
-    if out.returncode != 0: raise RuntimeError(f"scripts/llama_server.sh failed ({out.returncode}): {out.stderr[-3000:]}")
-    return out.stdout.strip().splitlines()[-1]
+    "The llama-server program: reasoning_kit.local finds it, or builds it the first time (minutes)."
+    from reasoning_kit.local import LlamaServerMissing, build_server, find_server
+    try: return str(find_server())
+    except LlamaServerMissing: return str(build_server(quiet=True))
 
 
 def start_llama_server(binary: str, model: Path) -> tuple[subprocess.Popen, str, Path]:
@@ -99,17 +96,14 @@ async def once(client, request):
 
 # ---- the build ---------------------------------------------------------------------------------------------------
 
-def test_the_build_script_is_cached_pinned_and_offline():
-    text = SCRIPT.read_text()
-    assert 'if [ ! -x "$bin" ]' in text and "LLAMA_CPP_PYTHON_VERSION:-" in text
-    for flag in ["-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF", "-DLLAMA_USE_PREBUILT_UI=OFF", "--target llama-server"]: assert flag in text
-    assert "timeout" in text  # a hung build fails instead of hanging CI
-    assert "llama_server.sh" in (ROOT / "scripts" / "setup.sh").read_text()  # CI builds it, so these tests run
+def test_the_build_is_pinned_cached_and_wired_into_setup():
+    from reasoning_kit import local
+    assert local.server_build_dir().name == local.LLAMA_CPP_PYTHON_VERSION
+    assert "build-server" in SCRIPT.read_text() and "llama_server.sh" in (ROOT / "scripts" / "setup.sh").read_text()  # CI builds it
 
 
 def test_the_built_llama_server_runs(llama):
-    binary = sorted((ROOT / ".llama-server").glob("*/llama-server"))[-1]
-    out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([llama_server_binary(), "--version"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "version" in (out.stdout + out.stderr).lower()
 
 
@@ -200,15 +194,17 @@ def test_tree_of_thoughts_sample_n_mode_runs(llama):
     assert client.requests == 1 + 3
 
 
-def test_the_llamacpp_model_string_samples_in_parallel_from_the_start(llama):
-    "`llamacpp:MODEL@URL` through LLMHandler: no key needed on loopback, and n never sent (the preset knows)."
+def test_the_llamacpp_model_string_asks_for_n_and_counts_every_choice(llama):
+    "`llamacpp:MODEL@URL` through LLMHandler: no key needed on loopback, n sent once, every choice's tokens counted."
     async def go():
         handler = LLMHandler(f"llamacpp:tiny@{llama}/v1", max_retries=1)
         client = handler.client
         try: return await client.complete(ASK.model_copy(update={"n": 2})), client
         finally: await client.aclose()
     r, client = run(go())
-    assert r.texts == [ANSWER] * 2 and client.requests == 2 and client.native_n is False
+    assert r.texts == [ANSWER] * 2 and client.requests == 1 and client.native_n is True
+    one = run(once(WIRES["openai"](llama), ASK)).usage.completion_tokens
+    assert r.usage.completion_tokens >= 2 * len(ANSWER.split()) and r.usage.completion_tokens >= one
 
 
 # ---- tools: tool_choice="required" is what makes small local models call them -------------------------------------

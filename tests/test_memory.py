@@ -11,7 +11,7 @@ from reasoning_kit.algos import Agent, Reflexion, Swarm, ToolLoop
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text, tool_call
 from reasoning_kit.memory import Memory, MemoryFormatError, Note, reflections_for, remember_lessons, tokens
-from reasoning_kit.runtime import Engine, Status
+from reasoning_kit.engine import Engine, Status
 from reasoning_kit.tools import ToolRegistry
 from reasoning_kit.validate import ValidationHandler
 

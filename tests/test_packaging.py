@@ -30,6 +30,23 @@ def test_every_module_but_viz_imports_without_nbdev_or_widgets():
     assert int(proc.stdout.strip()) >= 10
 
 
+def _build_backend_is_new_enough():
+    "The builds below run without isolation (no network): the setuptools installed here is the backend, so it must be the one pyproject.toml asks for."
+    import re, tomllib
+    from importlib.metadata import version
+    need = next(r for r in tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"] if r.startswith("setuptools"))
+    have, want = tuple(int(x) for x in re.findall(r"\d+", version("setuptools"))[:2]), tuple(int(x) for x in re.findall(r"\d+", need)[:2])
+    assert have >= want, f"setuptools {version('setuptools')} is older than the build needs ({need}): pip install -e '.[dev]' brings it"
+
+
+def test_the_dev_extra_carries_the_build_backend():
+    import tomllib
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    need = next(r for r in meta["build-system"]["requires"] if r.startswith("setuptools"))
+    assert need in meta["project"]["optional-dependencies"]["dev"], "a plain venv with .[dev] could not build without isolation"
+    _build_backend_is_new_enough()
+
+
 def test_the_wheel_contains_every_module(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
                           capture_output=True, text=True, timeout=300)

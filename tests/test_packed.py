@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from reasoning_kit.events import Log, pack, unpack
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.runtime import Engine, Results, fold_run
+from reasoning_kit.engine import Engine, Results, fold_run
 from reasoning_kit.algos import SelfConsistency, TreeOfThoughts
 
 text = st.text(max_size=6)
@@ -159,7 +159,7 @@ def test_an_error_with_no_text_is_still_an_error():
     r = Results({"k": {"effect": "llm", "error": None}})
     assert "error" in r["k"] and "result" not in r["k"] and r["k"]["error"] is None
     from reasoning_kit.events import Event
-    from reasoning_kit.runtime import RunReducer
+    from reasoning_kit.engine import RunReducer
     red = RunReducer(); s = red.initial()
     red.apply(s, Event(kind="llm.request", key="q", data={"request": {}})); red.apply(s, Event(kind="llm.error", key="q", data={}))
     assert "error" in s.results["q"] and copy.deepcopy(s.results) == s.results

@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 from reasoning_kit.algos.reflexion import Reflexion
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Budget, Status, fold_run
+from reasoning_kit.engine import Budget, Status, fold_run
 from reasoning_kit.validate import ValidationHandler
 
 from _support import check_fixture, run_scripted, system_of, write_fixture

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 from reasoning_kit.events import TORN, Log, LogLocked
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.runtime import Engine, Status, fold_run
+from reasoning_kit.engine import Engine, Status, fold_run
 
 from test_engine import Levels, answer
 
@@ -22,7 +22,7 @@ CHILD = textwrap.dedent("""
     sys.path.insert(0, {tests!r})
     from test_engine import Levels, answer
     from reasoning_kit.llm import FakeLLMClient, LLMHandler
-    from reasoning_kit.runtime import Engine
+    from reasoning_kit.engine import Engine
 
     calls = 0
     async def model(req):

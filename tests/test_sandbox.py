@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from reasoning_kit.algos import GenerateTestRepair
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Budget, Engine
+from reasoning_kit.engine import Budget, Engine
 from reasoning_kit.sandbox import python_tests, run_python
 from reasoning_kit.validate import ValidationHandler
 

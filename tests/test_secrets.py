@@ -154,7 +154,7 @@ def test_a_key_from_the_environment_never_reaches_the_run_log_on_disk(wire, stre
     "Through the engine: retries logged as events, the failure recorded, the log written to a file: no key anywhere."
     from reasoning_kit.algos import ToolLoop
     from reasoning_kit.llm import LLMHandler
-    from reasoning_kit.runtime import Engine, Status
+    from reasoning_kit.engine import Engine, Status
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv("PROBE_KEY", KEY)
     async def go():
@@ -201,7 +201,7 @@ def test_a_key_echoed_by_the_model_or_pasted_into_the_input_never_reaches_the_ru
     from reasoning_kit.algos import ToolLoop
     from reasoning_kit.events import Log
     from reasoning_kit.llm import FakeLLMClient, LLMHandler
-    from reasoning_kit.runtime import Engine
+    from reasoning_kit.engine import Engine
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     said = f"the upstream said: Authorization: Bearer {KEY} (and {KEY[5:20]})"
     model = FakeLLMClient(lambda r: said if where == "reply" else "ok")
@@ -227,7 +227,7 @@ def test_a_key_given_to_a_client_and_echoed_in_its_reply_never_reaches_the_run_l
     from reasoning_kit.algos import ToolLoop
     from reasoning_kit.clients import CachedClient
     from reasoning_kit.llm import LLMHandler
-    from reasoning_kit.runtime import Engine
+    from reasoning_kit.engine import Engine
     for name in ("OPENAI_API_KEY", "PROBE_KEY"): monkeypatch.delenv(name, raising=False)
     reply = lambda head, body, n: http(200, json.dumps({"model": "m", "choices": [{"index": 0, "finish_reason": "stop",
                                        "message": {"role": "assistant", "content": f"you sent {KEY} and {KEY[3:15]}"}}]}))

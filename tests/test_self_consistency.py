@@ -11,7 +11,7 @@ from reasoning_kit.algos.self_consistency import SelfConsistency, SelfConsistenc
 from reasoning_kit.events import Timeline
 from reasoning_kit.llm import FakeLLMClient
 from reasoning_kit.llm.fake import reply, text
-from reasoning_kit.runtime import Budget, RunReducer, Status, fold_run
+from reasoning_kit.engine import Budget, RunReducer, Status, fold_run
 
 from _support import check_fixture, read_fixture, request_keys, run_scripted, write_fixture
 

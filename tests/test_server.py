@@ -15,7 +15,7 @@ from reasoning_kit.events import Event, Log
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text, tool_call
 from reasoning_kit.memory import Memory
-from reasoning_kit.runtime import Budget, Engine, fold_run
+from reasoning_kit.engine import Budget, Engine, fold_run
 from reasoning_kit.server import RunServer, env_secrets, make_app, serve
 from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
 from reasoning_kit.validate import ValidationHandler

@@ -17,7 +17,7 @@ import pytest
 from reasoning_kit.algos import Swarm
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Engine
+from reasoning_kit.engine import Engine
 from reasoning_kit.server import RunServer, narrows, serve
 from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
 
@@ -27,7 +27,7 @@ SERVER = """
 import asyncio, sys
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Engine
+from reasoning_kit.engine import Engine
 from reasoning_kit.server import RunServer, serve
 engine = Engine(); LLMHandler(FakeLLMClient(lambda r: text("42"))).attach(engine)
 asyncio.run(serve(RunServer(engine, max_body=1_000_000, body_timeout=0.5), port=int(sys.argv[1]), header_timeout=0.5))

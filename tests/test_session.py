@@ -15,7 +15,7 @@ from reasoning_kit.events import Log
 from reasoning_kit.llm import FakeLLMClient, LLMHandler, ToolCall
 from reasoning_kit.llm.fake import reply, text, tool_call
 from reasoning_kit.memory import Memory
-from reasoning_kit.runtime import Budget, Engine, Status, fold_run
+from reasoning_kit.engine import Budget, Engine, Status, fold_run
 from reasoning_kit.session import Session, SessionBusy, Spent, turn_budget_left
 from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
 
@@ -408,7 +408,7 @@ def test_an_index_naming_a_path_outside_the_session_is_refused(tmp_path):
     import json as _json
     from reasoning_kit.session import INDEX, Session as _Session
     from reasoning_kit.algos import ToolLoop as _ToolLoop
-    from reasoning_kit.runtime import Engine as _Engine
+    from reasoning_kit.engine import Engine as _Engine
     for bad in ["../../etc/passwd", "/etc/passwd", "sub/../../x"]:
         d = tmp_path / bad.replace("/", "_")
         d.mkdir()

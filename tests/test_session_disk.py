@@ -14,7 +14,7 @@ import pytest
 from reasoning_kit.algos import ToolLoop
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Engine
+from reasoning_kit.engine import Engine
 from reasoning_kit.session import Session, SessionChanged, SessionLocked
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +24,7 @@ import asyncio, os, sys, time
 from reasoning_kit.algos import ToolLoop
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Engine
+from reasoning_kit.engine import Engine
 from reasoning_kit.session import Session
 flag = sys.argv[2]
 async def held(request):

@@ -17,7 +17,7 @@ from reasoning_kit.algos import TreeOfThoughts
 from reasoning_kit.eval import on_answer
 from reasoning_kit.events import Log
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.runtime import Engine
+from reasoning_kit.engine import Engine
 from reasoning_kit.sweep import COLUMNS, format_summary, pareto_front, summarize, sweep_sync
 from reasoning_kit.tasks import game24
 
@@ -85,7 +85,7 @@ import sys, time
 from reasoning_kit.algos import TreeOfThoughts
 from reasoning_kit.eval import on_answer
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.runtime import Engine
+from reasoning_kit.engine import Engine
 from reasoning_kit.sweep import sweep_sync
 from reasoning_kit.tasks import game24
 d, asked, delay = sys.argv[1], sys.argv[2], float(sys.argv[3])

@@ -13,7 +13,7 @@ ray = pytest.importorskip("ray")
 from reasoning_kit.algos import TreeOfThoughts
 from reasoning_kit.eval import on_answer
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.runtime import Engine
+from reasoning_kit.engine import Engine
 from reasoning_kit.sweep import sweep_sync
 from reasoning_kit.sweep.ray import RayExecutor
 from reasoning_kit.tasks import game24
@@ -60,7 +60,7 @@ def test_ray_table_equals_the_local_one_item_for_item(local_ray, tmp_path):
 
 def test_without_shared_storage_logs_travel_with_the_jobs(local_ray, tmp_path):
     from reasoning_kit.events import Log
-    from reasoning_kit.runtime import fold_run
+    from reasoning_kit.engine import fold_run
     args = dict(engine=scripted, check=CHECK, progress=False)
     local = sweep_sync(CONFIGS, PUZZLES[:2], dir=tmp_path / "local", **args)
     shipped = sweep_sync(CONFIGS, PUZZLES[:2], dir=tmp_path / "shipped", executor=RayExecutor(shared_storage=False), **args)

@@ -9,7 +9,7 @@ from reasoning_kit.algos.toolloop import ToolLoop
 from reasoning_kit.events import Log
 from reasoning_kit.llm import ToolCall
 from reasoning_kit.llm.fake import reply, text, tool_call
-from reasoning_kit.runtime import Budget, Status, fold_run
+from reasoning_kit.engine import Budget, Status, fold_run
 from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
 
 from _support import check_fixture, run_scripted, write_fixture

@@ -14,7 +14,7 @@ from reasoning_kit.algos.tot import ThoughtNode, ToTState, TreeOfThoughts, parse
 from reasoning_kit.events import Log
 from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMRequest, user
 from reasoning_kit.llm.fake import text
-from reasoning_kit.runtime import Budget, Engine, Status, fold_run
+from reasoning_kit.engine import Budget, Engine, Status, fold_run
 
 from _support import jittered, run
 

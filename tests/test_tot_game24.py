@@ -6,7 +6,7 @@ import pytest
 
 from reasoning_kit.algos.tot import TreeOfThoughts
 from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.runtime import Budget, Engine, Status
+from reasoning_kit.engine import Budget, Engine, Status
 from reasoning_kit.tasks import game24
 
 from _support import jittered, run

@@ -14,7 +14,7 @@ from pathlib import Path
 from reasoning_kit.algos.tot import TreeOfThoughts
 from reasoning_kit.clients import CachedClient
 from reasoning_kit.llm import FakeLLMClient, LLMHandler, user
-from reasoning_kit.runtime import Engine
+from reasoning_kit.engine import Engine
 from reasoning_kit.tasks import game24
 
 from _support import run

@@ -12,7 +12,7 @@ import pytest
 
 from reasoning_kit.events import Event, Log
 from reasoning_kit.llm import FakeLLMClient, LLMHandler, system, user
-from reasoning_kit.runtime import Algorithm, Budget, Engine, fold_run
+from reasoning_kit.engine import Algorithm, Budget, Engine, fold_run
 from reasoning_kit.viz import Compare, Graph, StepReducer, Stepper, view, view_for, views
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +33,7 @@ def _py(code: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 def test_import_stays_light():
-    r = _py("import sys, reasoning_kit, reasoning_kit.runtime, reasoning_kit.algos\n"
+    r = _py("import sys, reasoning_kit, reasoning_kit.engine, reasoning_kit.algos\n"
             "print([m for m in ('ipywidgets', 'graphviz', 'reasoning_kit.viz') if m in sys.modules])")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]", r.stdout

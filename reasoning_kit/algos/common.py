@@ -14,7 +14,7 @@ from typing import Callable
 from ..events import Event
 
 # %% auto #0
-__all__ = ['extract_answer', 'majority', 'task_of', 'apply_events', 'take_renamed', 'Renames', 'check_callable']
+__all__ = ['extract_answer', 'majority', 'task_of', 'apply_events', 'Renames', 'check_callable', 'take_renamed']
 
 # %% ../../nbs/09a_common.ipynb #a2fe8966
 _ANSWER = re.compile(r"answer\s*(?:is\s*)?[*_]*\s*[:：]\s*[*_]*[ \t]*\n?[ \t]*([^\n]*)", re.IGNORECASE)
@@ -59,12 +59,7 @@ def apply_events(table: dict[str, Callable], state, event: Event) -> None:
     if f is not None: f(state, event.data)
 
 # %% ../../nbs/09a_common.ipynb #bf6e23f1
-from ..runtime import renamed
-
-def take_renamed(owner: str, old: dict, renames: dict[str, str], new: dict, defaults: dict) -> dict:
-    "The new-name values: `new` updated from the deprecated names in `old`; a TypeError for an unknown keyword."
-    if unknown := sorted(set(old) - set(renames)): raise TypeError(f"{owner}() got unexpected keyword arguments {unknown}")
-    return {**new, **{n: renamed(owner, o, n, old[o], new[n], defaults[n]) for o, n in renames.items() if o in old}}
+from ..checks import take_renamed  # checks.renamed, the one deprecation helper, under the name the algorithms use
 
 class Renames:
     "Mixin: `renames` maps old constructor names to new ones; `from_config` reads old logs' configs."
@@ -73,9 +68,6 @@ class Renames:
     def from_config(cls, config: dict):
         return cls(**{cls.renames.get(k, k): v for k, v in config.items()})
 
-# %% ../../nbs/09a_common.ipynb #e16ecd91
-def check_callable(owner: str, name: str, value, *, none: bool = True):
-    "`value` if it is callable (or None when `none`), else a ValueError naming the parameter."
-    if value is None and none: return None
-    if not callable(value): raise ValueError(f"{owner}: {name} must be a function{' or None' if none else ''}, got {value!r:.80}")
-    return value
+# %% ../../nbs/09a_common.ipynb #c6de4803
+from ..checks import check_callable
+_all_ = ["check_callable", "take_renamed"]  # still exported from here

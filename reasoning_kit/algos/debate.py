@@ -18,8 +18,8 @@ from .common import apply_events, extract_answer, majority, task_of
 from ..events import Event
 from ..llm import LLMRequest, assistant, system, user
 from .common import check_callable
-from ..runtime import (Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_bool, check_float, check_int,
-                                   check_str, check_str_list)
+from ..engine import Algorithm, BudgetExhausted, Context, EffectFailed, Status
+from ..checks import check_bool, check_float, check_int, check_str, check_str_list
 
 # %% auto #0
 __all__ = ['AGENT_PROMPT', 'REVISE_PROMPT', 'JUDGE_PROMPT', 'DebateState', 'Debate']

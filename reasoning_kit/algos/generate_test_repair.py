@@ -17,7 +17,8 @@ from fastcore.basics import patch
 from ..events import Event
 from ..llm import LLMRequest, Message
 from .common import Renames, apply_events, check_callable, take_renamed
-from ..runtime import Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_float, check_int, check_str
+from ..engine import Algorithm, BudgetExhausted, Context, EffectFailed, Status
+from ..checks import check_float, check_int, check_str
 
 # %% auto #0
 __all__ = ['GENERATE_SYSTEM', 'REPAIR_PROMPT', 'REPAIR_EVENTS', 'extract_answer', 'RepairState', 'GenerateTestRepair']
@@ -59,7 +60,7 @@ class GenerateTestRepair(Renames, Algorithm):
     State = RepairState
     renames = {"system": "generator_prompt", "model": "generator_model", "repair_model": "repairer_model"}
 
-    def __init__(self, validator: str,  # the ValidationHandler check that tests an answer
+    def __init__(self, validator: str | None = None,  # the ValidationHandler check that tests an answer (required)
                  *, max_repairs: int = 3,  # repairs per candidate after its first draft; 0 to 10
                  candidates: int = 1,  # independent first drafts, tested in parallel; 1 to 8
                  generator_prompt: str = GENERATE_SYSTEM,  # the system prompt (was `system=`)
@@ -72,8 +73,8 @@ class GenerateTestRepair(Renames, Algorithm):
         n = type(self).__name__
         p = take_renamed(n, old, self.renames, {"generator_prompt": generator_prompt, "generator_model": generator_model, "repairer_model": repairer_model},
                          {"generator_prompt": GENERATE_SYSTEM, "generator_model": None, "repairer_model": None})
-        self.validator = check_str(n, "validator", validator)
         self.max_repairs, self.candidates = check_int(n, "max_repairs", max_repairs, 0, 10), check_int(n, "candidates", candidates, 1, 8)
+        self.validator = check_str(n, "validator", validator)  # after the bounds: every argument given is checked first
         self.generator_prompt, self.repair_prompt = check_str(n, "generator_prompt", p["generator_prompt"]), check_str(n, "repair_prompt", repair_prompt)
         if "{message}" not in repair_prompt: raise ValueError(f"{n}: repair_prompt must contain {{message}}, where the failure goes")
         self.extract, self.temperature = check_callable(n, "extract", extract, none=False), check_float(n, "temperature", temperature, 0, 2, none=True)

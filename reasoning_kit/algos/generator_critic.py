@@ -18,7 +18,8 @@ from fastcore.basics import patch
 from ..events import Event
 from ..llm import LLMRequest, Message
 from .common import Renames, apply_events, check_callable, take_renamed
-from ..runtime import Algorithm, Context, Status, check_float, check_int, check_str
+from ..engine import Algorithm, Context, Status
+from ..checks import check_float, check_int, check_str
 
 # %% auto #0
 __all__ = ['GENERATOR_SYSTEM', 'CRITIC_SYSTEM', 'REVISE_PROMPT', 'CRITIC_EVENTS', 'parse_verdict', 'CriticState',

@@ -17,8 +17,8 @@ from .common import apply_events, extract_answer, majority, task_of
 from ..events import Event
 from ..llm import LLMRequest, system, user
 from .common import Renames, check_callable, take_renamed
-from ..runtime import (Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_choice, check_float, check_int,
-                                   check_str)
+from ..engine import Algorithm, BudgetExhausted, Context, EffectFailed, Status
+from ..checks import check_choice, check_float, check_int, check_str
 
 # %% auto #0
 __all__ = ['PROMPT', 'MODES', 'SelfConsistencyState', 'SelfConsistency']

@@ -18,7 +18,8 @@ from fastcore.basics import patch
 
 from ..events import Event
 from ..llm import Message, ToolCall, ToolSpec
-from ..runtime import Context, Status, check_int, check_str
+from ..engine import Context, Status
+from ..checks import check_int, check_str
 from ..tools import ToolRegistry, ToolResult
 from .common import apply_events
 from .toolloop import LOOP_EVENTS, LoopState, ToolLoop, with_notes

@@ -16,8 +16,8 @@ from fastcore.basics import patch
 from ..events import Event
 from ..llm import LLMRequest, Message, ToolCall, ToolSpec
 from .common import Renames, apply_events, check_callable, take_renamed
-from ..runtime import (Algorithm, Context, EffectFailed, Status, check_bool, check_float, check_int, check_str,
-                                   check_str_list, input_notes)
+from ..engine import Algorithm, Context, EffectFailed, Status
+from ..checks import check_bool, check_float, check_int, check_str, check_str_list, input_notes
 from ..tools import ToolRegistry, ToolResult
 
 # %% auto #0

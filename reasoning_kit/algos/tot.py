@@ -19,8 +19,8 @@ from fastcore.basics import patch
 from .common import apply_events
 from ..events import Event
 from ..llm import LLMRequest, Message, trusted_builder
-from ..runtime import (Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status, check_bool, check_choice,
-                                   check_float, check_int, check_str)
+from ..engine import Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status
+from ..checks import check_bool, check_choice, check_float, check_int, check_str
 
 # %% auto #0
 __all__ = ['PROPOSER_PROMPT', 'PROPOSER_LIST_PROMPT', 'EVALUATOR_PROMPT', 'VOTER_PROMPT', 'SYNTHESIZER_PROMPT', 'HOOKS',

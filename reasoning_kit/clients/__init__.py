@@ -31,6 +31,7 @@ def client_for_model(model: str, **kwargs) -> HTTPClient:
     "A client for a model string `PROVIDER:MODEL[@BASE_URL]` (see `parse_model`)."
     ref = parse_model(model)
     p = PROVIDERS[ref.provider]
+    if p.connect is not None: kwargs = p.connect(ref, **kwargs)  # the provider finds (or starts) its server: see reasoning_kit.local
     if ref.base_url is None:
         kwargs.setdefault("base_url", (os.environ.get(p.base_url_env) if p.base_url_env else None) or p.base_url)
         kwargs.setdefault("key_env", p.key_env or "")

@@ -18,7 +18,8 @@ from typing import Any, AsyncIterator
 
 from fastcore.basics import patch
 
-from .models import MODEL_RE, PROVIDERS, scrub, settings
+from .models import MODEL_RE, PROVIDERS, settings
+from ..secrets import scrub
 from .wire import deltas_of
 from ..llm import LLMRequest, LLMResponse
 
@@ -109,7 +110,7 @@ class RecordingClient:
 
     def _keys(self) -> list[str]:
         "Keys that never reach a recording: the inner client's, and every provider's key in the environment."
-        inner = [s.reveal() for s in getattr(self.inner, "_secrets", None) or []]
+        inner = getattr(self.inner, "known_keys", list)()  # its public list of the keys it has used
         return inner + [v for p in PROVIDERS.values() if p.key_env and (v := settings.secrets(p.key_env))]
 
     def _store(self, entry: dict) -> None: raise NotImplementedError

@@ -14,8 +14,8 @@ import random
 import time
 
 # %% auto #0
-__all__ = ['RETRY_STATUSES', 'ClientError', 'APIError', 'MissingKey', 'ConnectionFailed', 'CallTimeout', 'MalformedResponse',
-           'StreamTruncated', 'parse_retry_after', 'backoff', 'RateLimiter']
+__all__ = ['RETRY_STATUSES', 'ClientError', 'APIError', 'MissingKey', 'Unsupported', 'ContextExceeded', 'ConnectionFailed',
+           'CallTimeout', 'MalformedResponse', 'StreamTruncated', 'parse_retry_after', 'backoff', 'RateLimiter']
 
 # %% ../../nbs/06b_retry.ipynb #f447902f
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -34,6 +34,16 @@ class APIError(ClientError):
 
 class MissingKey(ClientError):
     "No API key where one is needed."
+
+class Unsupported(ClientError):
+    "The model or its server cannot do what the request asks (tools on a template without them); asking again will not help."
+
+class ContextExceeded(APIError):
+    "The prompt does not fit the context the server gives one request; `prompt_tokens` and `context` say by how much."
+    def __init__(self, provider: str, status: int, message: str, prompt_tokens: int, context: int):
+        super().__init__(provider, status, f"{message} (the prompt is {prompt_tokens} tokens; the server gives a request "
+                         f"{context}: send less, or serve with a larger context)")
+        self.prompt_tokens, self.context, self.retryable = prompt_tokens, context, False
 
 class ConnectionFailed(ClientError):
     "The connection was refused, reset or dropped before the answer was complete."
@@ -102,6 +112,10 @@ class RateLimiter:
             if self.requests: self.requests.level -= 1
             if self.tokens: self.tokens.level -= tokens
         return waited
+
+    def forget_loop(self) -> None:
+        "Drop the lock made on an earlier event loop (the client is now used on a new one); the next call makes one."
+        self._lock = None
 
     def settle(self, estimated: int, actual: int) -> None:
         "Correct the tokens taken for a call once its real count is known."

@@ -16,9 +16,9 @@ from typing import Callable, Iterable
 from ..llm import Usage, register_model_provider
 
 # %% auto #0
-__all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'SECRET_NAME', 'PRICES_AS_OF', 'PRICES_SOURCE', 'PRICES', 'Provider',
-           'register_provider', 'client_for', 'ModelRef', 'parse_model', 'wire_model', 'Secret', 'Settings', 'scrub',
-           'known_secrets', 'scrub_known', 'Price', 'set_price', 'price_for', 'cost_of']
+__all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'PRICES_AS_OF', 'PRICES_SOURCE', 'PRICES', 'Provider', 'register_provider',
+           'client_for', 'llama_server_connect', 'ModelRef', 'parse_model', 'wire_model', 'Settings', 'Price',
+           'set_price', 'price_for', 'cost_of', 'Secret', 'scrub', 'SECRET_NAME', 'known_secrets', 'scrub_known']
 
 # %% ../../nbs/06a_models.ipynb #29a8e638
 @dataclass(frozen=True)
@@ -29,15 +29,16 @@ class Provider:
     base_url: str
     key_env: str | None  # environment variable with the API key; None: no key needed
     base_url_env: str | None = None  # environment variable that moves base_url, as in the official SDKs
-    native_n: bool = True  # the server accepts n > 1 (llama-server does not)
+    native_n: bool = True  # the server accepts n > 1
+    connect: Callable | None = None  # connect(ref, **client_kwargs) -> client_kwargs: where a provider finds its server (see reasoning_kit.local)
 
 PROVIDERS: dict[str, Provider] = {}
 
 def register_provider(name: str, wire: str, base_url: str, key_env: str | None = None,
-                      base_url_env: str | None = None, native_n: bool = True) -> Provider:
+                      base_url_env: str | None = None, native_n: bool = True, connect: Callable | None = None) -> Provider:
     "Add (or replace) a provider usable in model strings as `name:MODEL`."
     if wire not in ("openai", "anthropic"): raise ValueError(f"wire must be 'openai' or 'anthropic', not {wire!r}")
-    PROVIDERS[name] = p = Provider(name, wire, base_url.rstrip("/"), key_env, base_url_env, native_n)
+    PROVIDERS[name] = p = Provider(name, wire, base_url.rstrip("/"), key_env, base_url_env, native_n, connect)
     register_model_provider(name, client_for)  # so LLMHandler("NAME:MODEL") finds it
     return p
 
@@ -50,12 +51,16 @@ for _p in [("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "
            ("anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
            ("openrouter", "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
            ("vllm", "openai", "http://127.0.0.1:8000/v1", "VLLM_API_KEY"),
-           ("llamacpp", "openai", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY"),
+           ("llamacpp", "openai", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY"),  # llama-server accepts n (and under-reports its usage: see wire)
            ("ollama", "openai", "http://127.0.0.1:11434/v1", None),
            ("lmstudio", "openai", "http://127.0.0.1:1234/v1", None),
            ("litellm", "openai", "http://127.0.0.1:4000/v1", "LITELLM_API_KEY")]:
     register_provider(*_p)
-register_provider("llamacpp", "openai", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", native_n=False)  # llama-server: "'n' must be 1"
+
+def llama_server_connect(ref: ModelRef, **kwargs) -> dict:
+    "llama-server reports one choice's tokens for n > 1: its clients recount every choice with the server's tokenizer."
+    kwargs.setdefault("recount_choices", True); return kwargs
+register_provider("llamacpp", "openai", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", connect=llama_server_connect)
 
 # %% ../../nbs/06a_models.ipynb #f3c46c01
 @dataclass(frozen=True)
@@ -73,6 +78,9 @@ def parse_model(s: str) -> ModelRef:
     m = MODEL_RE.match(s.strip())
     if not m: raise ValueError(f"model string {s!r} is not PROVIDER:MODEL[@BASE_URL], e.g. 'openai:gpt-4o-mini' or "
                                "'openai:qwen2.5@http://127.0.0.1:8000/v1'")
+    if m["provider"] not in PROVIDERS:  # a provider an installed package registers (its entry point), e.g. local
+        from reasoning_kit.llm import load_providers
+        load_providers()
     if m["provider"] not in PROVIDERS:
         raise ValueError(f"unknown provider {m['provider']!r} in model string {s!r}; known: {', '.join(sorted(PROVIDERS))} "
                          "(add one with register_provider)")
@@ -85,13 +93,8 @@ def wire_model(model: str | None) -> str | None:
     return (m["model"] or None) if m and m["provider"] in PROVIDERS else model
 
 # %% ../../nbs/06a_models.ipynb #d1570c14
-class Secret:
-    "A value that never shows itself in a repr, a log, an event or an error."
-    __slots__ = ("_value",)
-    def __init__(self, value: str): self._value = value
-    def reveal(self) -> str: return self._value
-    def __repr__(self): return "Secret('***')"
-    __str__ = __repr__
+from ..secrets import Secret  # what a secret is: reasoning_kit.secrets
+_all_ = ["Secret"]
 
 @dataclass
 class Settings:
@@ -102,35 +105,13 @@ class Settings:
 settings = Settings()
 
 # %% ../../nbs/06a_models.ipynb #48fd4c4a
-def scrub(text: str, secrets, run: int = 8) -> str:
-    "`text` with each secret, and every `run` consecutive characters of one, replaced by `***`."
-    spans = []
-    for v in secrets:
-        if not v or len(v) < 4: continue
-        n = min(run, len(v))
-        for g in {v[i:i + n] for i in range(len(v) - n + 1)}:
-            at = text.find(g)
-            while at != -1: spans.append((at, at + n)); at = text.find(g, at + 1)
-    merged: list[list[int]] = []
-    for a, b in sorted(spans):
-        if merged and a <= merged[-1][1]: merged[-1][1] = max(merged[-1][1], b)
-        else: merged.append([a, b])
-    out, last = [], 0
-    for a, b in merged: out += [text[last:a], "***"]; last = b
-    return "".join(out) + text[last:]
+from ..secrets import scrub
+_all_ = ["scrub"]
 
 # %% ../../nbs/06a_models.ipynb #1c75bdce
-SECRET_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD)$", re.I)  # environment variables that hold a secret
-
-def known_secrets(extra: Iterable[str] = ()) -> list[str]:
-    "The secrets this process knows: provider keys in the environment, secret-named variables, and `extra`."
-    names = {p.key_env for p in PROVIDERS.values() if p.key_env} | {k for k in os.environ if SECRET_NAME.search(k)}
-    found = {os.environ.get(k, "") for k in names} | set(extra)
-    return sorted((s for s in found if isinstance(s, str) and len(s) >= 8), key=len, reverse=True)
-
-def scrub_known(text: str, extra: Iterable[str] = ()) -> str:
-    "`text` with every known secret (see `known_secrets`) replaced by `***`."
-    return scrub(text, known_secrets(extra))
+from ..secrets import SECRET_NAME, add_key_names, known_secrets, scrub_known
+add_key_names(lambda: (p.key_env for p in PROVIDERS.values()))  # every provider's key variable holds a secret
+_all_ = ["SECRET_NAME", "known_secrets", "scrub_known"]
 
 # %% ../../nbs/06a_models.ipynb #71d0bd62
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from fastcore.basics import patch
 
 from ..llm import LLMRequest, LLMResponse
 from .errors import APIError, CallTimeout, ClientError, ConnectionFailed, MalformedResponse, StreamTruncated
-from .transport import HTTPClient, merge_responses, refuses_n, sample_of
+from .transport import HTTPClient, check_capabilities, merge_responses, refuses_n, sample_of
 from .wire import deltas_of, json_text, snip, sse_events
 
 # %% auto #0
@@ -177,6 +177,7 @@ async def stream(self: HTTPClient, request: LLMRequest, call=None) -> AsyncItera
     "Stream the answer: `TextDelta`s and `ToolCallDelta`s as they arrive, then the whole `LLMResponse`."
     self.calls += 1
     try:
+        check_capabilities(self, request)
         async with aclosing(self._stream_all(request, call)) as items:
             async for item in items: yield item
     except ClientError as e: raise self._clean(e) from None

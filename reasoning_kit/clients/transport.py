@@ -25,15 +25,17 @@ from fastcore.basics import patch
 
 from ..llm import LLMRequest, LLMResponse, Usage
 from .anthropic_wire import AnthropicStream, anthropic_body, parse_anthropic
-from .errors import (APIError, CallTimeout, ClientError, ConnectionFailed, MalformedResponse, MissingKey,
+from .errors import (APIError, CallTimeout, ClientError, ConnectionFailed, ContextExceeded, MalformedResponse, MissingKey, Unsupported,
                                          RateLimiter, StreamTruncated, backoff, parse_retry_after)
-from .models import Price, Secret, price_for, scrub, settings, wire_model
+from .models import Price, price_for, settings, wire_model
+from ..secrets import Secret, scrub
 from .wire import OpenAIStream, deltas_of, error_text, json_text, openai_body, parse_openai, snip, sse_events
 
 _log = logging.getLogger("reasoning_kit.clients")
 
 # %% auto #0
-__all__ = ['HTTPClient', 'OpenAIClient', 'AnthropicClient', 'PooledTransport', 'sample_of', 'merge_responses', 'refuses_n']
+__all__ = ['HTTPClient', 'OpenAIClient', 'AnthropicClient', 'PooledTransport', 'sample_of', 'merge_responses', 'refuses_n',
+           'check_capabilities']
 
 # %% ../../nbs/06e_transport.ipynb #479fb161
 def _loopback(url: str) -> bool:
@@ -59,7 +61,9 @@ class HTTPClient:
                  connect_timeout: float = 10.0, timeout: float = 300.0,  # seconds: to connect; for a whole attempt (a stream too)
                  prices: dict[str, Price] | None = None,  # this client's additions to PRICES
                  provider: str | None = None,  # a name for messages, e.g. "vllm"
-                 transport: httpx.AsyncBaseTransport | None = None):  # your own (tests, HTTP/2); None: a PooledTransport
+                 transport: httpx.AsyncBaseTransport | None = None,  # your own (tests, HTTP/2); None: a PooledTransport
+                 supports_tools: bool | None = None,  # False: the server said its model cannot call tools (refused early); None: unknown
+                 recount_choices: bool = False):  # count n > 1 replies with the server's /tokenize (llama-server reports one choice's tokens)
         if max_in_flight < 1: raise ValueError(f"{type(self).__name__}: max_in_flight must be at least 1, got {max_in_flight}")
         if max_retries < 0: raise ValueError(f"{type(self).__name__}: max_retries must be at least 0, got {max_retries}")
         self.model = wire_model(model)
@@ -79,6 +83,7 @@ class HTTPClient:
         self._transport, self._http, self._loop, self._sem = transport, None, None, None
         self._rng = random.Random()
         self.calls = self.requests = self.retries = 0  # logical calls, HTTP attempts, retries
+        self.supports_tools, self.recount_choices = supports_tools, recount_choices
 
 # %% ../../nbs/06e_transport.ipynb #b784fb21
 @patch
@@ -216,7 +221,7 @@ def _pool(self: HTTPClient) -> httpx.AsyncClient:
             timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout),
             transport=self._transport or PooledTransport(self.max_in_flight))
         self._loop, self._sem = loop, asyncio.Semaphore(self.max_in_flight)
-        if self.limiter is not None: self.limiter._lock = None
+        if self.limiter is not None: self.limiter.forget_loop()
     return self._http
 
 # %% ../../nbs/06e_transport.ipynb #78963ed0
@@ -304,6 +309,10 @@ def _key_sent(r: httpx.Response) -> bool:
     return "authorization" in h or "x-api-key" in h
 
 # %% ../../nbs/06e_transport.ipynb #4b3648a7
+def _json_or_none(raw: str):
+    try: return json.loads(raw)
+    except ValueError: return None
+
 @patch
 def _status_error(self: HTTPClient, r: httpx.Response) -> APIError:
     raw = self._text(r)
@@ -312,6 +321,10 @@ def _status_error(self: HTTPClient, r: httpx.Response) -> APIError:
     text = text or snip(raw, 300) or r.reason_phrase
     if r.status_code in (401, 403) and not _key_sent(r):  # a URL you named gets no provider key: say how to give one
         text += f" (no API key was sent to {self.base_url}: pass api_key= or key_env= to the client, or to client_for_model / LLMHandler)"
+    body = _json_or_none(raw)
+    err = body.get("error") if isinstance(body, dict) else None
+    if isinstance(err, dict) and isinstance(err.get("n_prompt_tokens"), int) and isinstance(err.get("n_ctx"), int):
+        return ContextExceeded(self.provider, r.status_code, text, err["n_prompt_tokens"], err["n_ctx"])  # llama-server says both
     e = APIError(self.provider, r.status_code, text, parse_retry_after(r.headers))
     should = r.headers.get("x-should-retry")
     if should in ("true", "false"): e.retryable = should == "true"
@@ -422,12 +435,34 @@ async def _complete_all(self: HTTPClient, request: LLMRequest, call) -> LLMRespo
     if len(resp.choices) < request.n:  # the server ignored n
         more = await _all(self._complete_one(sample_of(request, i), call) for i in range(len(resp.choices), request.n))
         resp = merge_responses([resp, *more])
+    elif request.n > 1 and self.recount_choices: resp = await self._recounted(resp)
     return resp
+
+@patch
+async def _recounted(self: HTTPClient, resp: LLMResponse) -> LLMResponse:
+    "`resp` with its completion tokens counted from every choice by the server's tokenizer, when it reported fewer."
+    root = self.base_url.removesuffix("/v1")
+    async def count(text: str) -> int:
+        r = await self._pool().post(root + "/tokenize", json={"content": text, "add_special": False})
+        return len(r.json().get("tokens", [])) if r.status_code == 200 else 0
+    counted = sum(await asyncio.gather(*(count(c.message.content or "") for c in resp.choices)))
+    if counted <= resp.usage.completion_tokens: return resp
+    usage = resp.usage.model_copy(update={"completion_tokens": counted})
+    return resp.model_copy(update={"usage": usage})
+
+def check_capabilities(client: HTTPClient, request: LLMRequest) -> None:
+    "Refuse, before anything is sent, what the server said its model cannot do."
+    if request.tools and client.supports_tools is False:
+        raise Unsupported(f"{client.provider}: the model at {client.base_url} cannot call tools (its server reports "
+                          "chat_template_caps.supports_tools = false), so the tools would be dropped without a word; "
+                          "serve a model whose chat template supports tools (see reasoning_kit.local)")
 
 # %% ../../nbs/06e_transport.ipynb #c0fa60ef
 @patch
 async def complete(self: HTTPClient, request: LLMRequest, call=None) -> LLMResponse:
     "Ask the model; `call` is the engine's effect call (retries are logged under its key)."
     self.calls += 1
-    try: return await self._complete_all(request, call)
+    try:
+        check_capabilities(self, request)
+        return await self._complete_all(request, call)
     except ClientError as e: raise self._clean(e) from None

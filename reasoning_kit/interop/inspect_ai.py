@@ -18,7 +18,7 @@ except ImportError: raise ImportError('the inspect_ai bridge needs inspect_ai: p
 
 from ..eval import answer_of
 from ..llm import Choice, LLMHandler, LLMRequest, LLMResponse, Message, Usage
-from ..runtime import Algorithm, Budget, Engine
+from ..engine import Algorithm, Budget, Engine
 
 # %% auto #0
 __all__ = ['to_inspect', 'InspectClient', 'run_metadata', 'reasoning_kit_solver']

@@ -23,7 +23,8 @@ from pydantic import BaseModel
 
 from .. import __version__
 from ..clients.errors import RateLimiter
-from ..runtime import Algorithm, Budget, Engine, check_int
+from ..engine import Algorithm, Budget, Engine
+from ..checks import check_int
 from ..eval import is_errored, is_failed, engine_for, run_item
 
 # %% auto #0

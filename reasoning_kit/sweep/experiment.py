@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 from pydantic import ValidationError
 from ..eval import on_answer
-from ..runtime import Algorithm, Budget, Engine
+from ..engine import Algorithm, Budget, Engine
 from . import SharedRateLimits, SweepResult, sweep, sweep_sync
 
 # %% auto #0

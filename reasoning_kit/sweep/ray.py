@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from ..runtime import check_bool, check_float, check_int, check_str
+from ..checks import check_bool, check_float, check_int, check_str
 from . import SharedRateLimits, job_log, run_job
 
 def _ray():

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..events import Event, Log, LogFormatError, Timeline, fold
-from ..runtime import Algorithm, Outcome, Run, RunReducer, RunState, algorithm_of
+from ..engine import Algorithm, Outcome, Run, RunReducer, RunState, algorithm_of
 from ..timetravel import RunDiff, diff
 from .html import (FRAME_CSS, NO_DOT, Frame, Graph, camera, current_point, dot_available, effect_html, esc, event_html, fields_html,
                                     frame_html, message_html, shorten, to_html, usage_html)

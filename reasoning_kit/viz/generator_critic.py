@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..algos.generator_critic import CriticState
 from ..events import Event
-from ..runtime import RunState
+from ..engine import RunState
 from . import esc, says, shorten, view
 
 # %% auto #0

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ..events import Event
-from ..runtime import RunState
+from ..engine import RunState
 from fastcore.basics import patch
 
 # %% auto #0

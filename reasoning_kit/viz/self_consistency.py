@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..algos.self_consistency import SelfConsistencyState
 from ..events import Event
-from ..runtime import RunState
+from ..engine import RunState
 from ..algos.common import extract_answer
 from . import esc, reply_text, says, shorten, tie_note, view
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..algos.swarm import SwarmState
 from ..events import Event
-from ..runtime import RunState
+from ..engine import RunState
 from . import Graph, esc, says, view
 from .toolloop import loop_says, tool_errors, turn_of, loop_summary, turns_html
 

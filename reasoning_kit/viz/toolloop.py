@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..algos.toolloop import LoopState
 from ..events import Event
-from ..runtime import RunState
+from ..engine import RunState
 from . import esc, message_html, says, shorten, view
 
 # %% auto #0

@@ -13,7 +13,7 @@ import textwrap
 
 from ..algos.tot import ThoughtNode, ToTState, TreeOfThoughts
 from ..events import Event
-from ..runtime import RunState
+from ..engine import RunState
 from . import Graph, esc, reply_text, says, shorten, view
 
 # %% auto #0

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Callable
 
 from ..events import Event
-from ..runtime import Algorithm, RunState
+from ..engine import Algorithm, RunState
 from .html import esc, shorten
 
 # %% auto #0

