@@ -1,4 +1,5 @@
-"""A sweep described in a small JSON or TOML file, checked whole before anything runs.
+"""A sweep described in a small JSON or TOML file and checked whole before anything runs:
+task sets, checks and scripted models by name, or your own as "module:function".
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/experiment.html.md"""
 
