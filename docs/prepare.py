@@ -61,7 +61,8 @@ def cells_of(nb: dict) -> list[dict]:
         if names & {"export", "exports", "exporti"}: out.append({**c, "source": body}); continue
         example, tests = split_tests(body, bool(c.get("outputs")))
         if example: out.append({**c, "source": example, "metadata": {**c.get("metadata", {}), "tags": []}})
-        if tests: out.append({**c, "source": tests, "outputs": [] if example else c.get("outputs", []), "metadata": {"tags": ["hide-cell"]}})
+        if tests: out.append({**c, "id": f"{c.get('id', 'cell')}-test" if example else c.get("id", "cell"), "source": tests,
+                              "outputs": [] if example else c.get("outputs", []), "metadata": {"tags": ["hide-cell"]}})
     return out
 
 
