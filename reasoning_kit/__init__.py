@@ -39,6 +39,7 @@ Modules:
 - `reasoning_kit.server`: Start runs and sessions over HTTP, and watch them event by event as they happen.
 - `reasoning_kit.session`: A conversation over many runs: each user message is one run, every run's log is kept, and a turn that died is finished from its log without asking the model again.
 - `reasoning_kit.sweep.budget`: Given a sweep over methods and budgets: which method to use at each budget, per difficulty bin if asked, with a bootstrap interval of the winner's margin, and a plot of the frontier.
+- `reasoning_kit.sweep.experiment`: A sweep described in a small JSON or TOML file and checked whole before anything runs: task sets, checks and scripted models by name, or your own as "module:function".
 - `reasoning_kit.sweep.plots`: Accuracy against cost with error bars and the Pareto front, calls per item as a distribution, and per-item win/loss between two methods.
 - `reasoning_kit.sweep.ray`: The same sweep on a Ray cluster: each item a Ray task with its own Engine; rows, logs and progress come back as on one machine.
 - `reasoning_kit.tasks.game24`: The puzzle Tree of Thoughts was first shown on: an exact checker (with failure messages a model can act on), a solver, the puzzle set, and prompts of its own in the paper's format.

@@ -34,7 +34,7 @@ from .engine import RunReducer, algorithm_of
 
 # %% auto #0
 __all__ = ['LOCAL_COMMANDS', 'CLIError', 'iter_events', 'read_log', 'short', 'safe', 'events_lines', 'result_of', 'demo',
-           'parser', 'view', 'run_eval', 'main']
+           'parser', 'view', 'Stopped', 'eval_summary', 'run_eval', 'main']
 
 # %% ../nbs/34_cli.ipynb #a9ad0c31
 class CLIError(Exception):
@@ -255,12 +255,37 @@ def view(log: str, output: str | None = None) -> Path:
     try: return save_html(log, output or str(Path(log).with_suffix(".html")))
     except (LogFormatError, OSError) as e: raise CLIError(str(e)) from None
 
-def run_eval(file: str) -> str:
-    "`reasoning-kit eval`: run an experiment file's sweep and return its summary table."
-    from reasoning_kit.eval import format_summary, sweep_from_file
-    if not Path(file).is_file(): raise CLIError(f"{file}: no such experiment file")
-    try: return format_summary(sweep_from_file(file).summary())
+class Stopped(CLIError):
+    "Ctrl-C: where the command stopped and how to go on (exit code 130)."
+
+def _stopped(exp) -> str:
+    d = exp.args["dir"]
+    if d is None: return f"stopped: {exp.path} has no \"dir\", so nothing was kept; add one to continue after a stop"
+    return f"stopped: {exp.finished()} of {exp.total} items are finished and kept in {d}; run the same command again to continue from there"
+
+# %% ../nbs/34_cli.ipynb #e5dad82f
+def eval_summary(file: str, progress: bool = False) -> list[dict]:
+    "`reasoning-kit eval`: check the experiment file, run its sweep, and return its summary (one dict per configuration)."
+    from reasoning_kit.sweep.experiment import ExperimentError, load_experiment
+    try: exp = load_experiment(file)
+    except ExperimentError as e: raise CLIError(str(e)) from None
+    try: return exp.run(progress).summary()
+    except KeyboardInterrupt: raise Stopped(_stopped(exp)) from None
     except (ValueError, LogFormatError, OSError) as e: raise CLIError(f"{file}: {e}") from None
+
+def run_eval(file: str) -> str:
+    "The summary table `reasoning-kit eval FILE` prints."
+    from reasoning_kit.sweep import format_summary
+    return format_summary(eval_summary(file))
+
+# %% ../nbs/34_cli.ipynb #60b9e758
+def _eval(file: str) -> int:
+    "Print the summary; exit code 1 (and a line on stderr) when a configuration's items all failed."
+    from reasoning_kit.sweep import format_summary
+    summary = eval_summary(file, progress=sys.stderr.isatty()); print(format_summary(summary))
+    dead = [f"{s['config']} ({s['items']} of {s['items']})" for s in summary if s.get("all_failed")]
+    if dead: print(safe(f"reasoning-kit: error: every item failed in {', '.join(dead)}: see the table's last lines"), file=sys.stderr)
+    return 1 if dead else 0
 
 # %% ../nbs/34_cli.ipynb #50f7e22f
 LOCAL_COMMANDS = ("serve", "build-server", "fetch-model")  # a local model: see reasoning_kit.local
@@ -280,9 +305,10 @@ def main(argv: list[str] | None = None) -> int:
             except CLIError as e: raise CLIError(str(e) if str(e).startswith(args.log) else f"{args.log}{'' if str(e).startswith(':') else ': '}{e}") from None
         elif args.command == "demo": asyncio.run(demo(args.logs))
         elif args.command == "view": print(view(args.log, args.output))
-        elif args.command == "eval": print(run_eval(args.file))
-    except CLIError as e:
-        print(safe(f"reasoning-kit: error: {e}"), file=sys.stderr); return 2
+        elif args.command == "eval": return _eval(args.file)
+    except Stopped as e: print(safe(f"reasoning-kit: {e}"), file=sys.stderr); return 130
+    except CLIError as e: print(safe(f"reasoning-kit: error: {e}"), file=sys.stderr); return 2
+    except KeyboardInterrupt: print("reasoning-kit: stopped (Ctrl-C)", file=sys.stderr); return 130
     except BrokenPipeError: pass  # `... | head` closed the pipe: not an error
     return 0
 

@@ -23,8 +23,8 @@ from .engine import Algorithm, Budget, Engine, Outcome, Status
 from .checks import check_int
 
 # %% auto #0
-__all__ = ['Row', 'Report', 'answer_of', 'on_answer', 'engine_for', 'run_item', 'evaluate', 'evaluate_sync', 'Comparison',
-           'compare']
+__all__ = ['Row', 'is_failed', 'is_errored', 'Report', 'answer_of', 'on_answer', 'engine_for', 'run_item', 'evaluate',
+           'evaluate_sync', 'Comparison', 'compare']
 
 # %% ../nbs/33_eval.ipynb #e3388c1a
 class Row(BaseModel):
@@ -49,6 +49,14 @@ class Row(BaseModel):
 def _rate(xs: list[bool | None]) -> float | None:
     xs = [x for x in xs if x is not None]
     return sum(xs) / len(xs) if xs else None
+
+# %% ../nbs/33_eval.ipynb #45996abb
+def is_failed(r) -> bool:
+    "The run itself failed (it raised, or the algorithm ended `failed`)."
+    return (r.status if hasattr(r, "status") else r.get("status")) == Status.FAILED.value  # a table row is a dict
+def is_errored(r) -> bool:
+    "The run ended but something else went wrong (the check raised)."
+    return not is_failed(r) and (r.error if hasattr(r, "error") else r.get("error")) is not None
 
 # %% ../nbs/33_eval.ipynb #3d57dfa2
 class Report(BaseModel):
@@ -87,17 +95,26 @@ class Report(BaseModel):
     @computed_field
     @property
     def statuses(self) -> dict[str, int]: return dict(sorted(Counter(r.status for r in self.rows).items()))
+    @computed_field
+    @property
+    def failed(self) -> int: return sum(is_failed(r) for r in self.rows)
+    @computed_field
+    @property
+    def errored(self) -> int: return sum(is_errored(r) for r in self.rows)
 
 # %% ../nbs/33_eval.ipynb #de579a64
 @patch(as_prop=True)
 def misses(self: Report) -> list[Row]: return [r for r in self.rows if not r.correct]
+@patch(as_prop=True)
+def all_failed(self: Report) -> bool: return bool(self.rows) and self.failed + self.errored == len(self.rows)
 
 @patch
 def __repr__(self: Report):
-    n = len(self.rows)
+    n, first = len(self.rows), next((r.error for r in self.rows if r.error), None)
+    flag = f" ALL {n} ITEMS FAILED, first: {first[:120]}" if self.all_failed else ""
     return (f"Report({self.label}: {sum(r.correct for r in self.rows)}/{n} correct ({self.accuracy:.0%}), "
-            f"{self.mean_calls:.1f} calls per item, "
-            f"{self.total_cached} cached, ${self.total_cost:.4f}, {self.statuses})")
+            f"{self.failed} failed, {self.errored} errored, {self.mean_calls:.1f} calls per item, "
+            f"{self.total_cached} cached, ${self.total_cost:.4f}, {self.statuses}{flag})")
 @patch
 def __str__(self: Report): return repr(self)
 
@@ -122,22 +139,23 @@ def on_answer(check: Callable[[Any, Any], bool],  # a checker of (answer, task)
 class _Progress:
     "A progress line: done, correct, elapsed; tqdm's bar when tqdm is installed."
     def __init__(self, total: int, label: str, on: bool, stream=None, every: float = 10.0, bar: bool = True):
-        self.total, self.label, self.on, self.done, self.correct = total, label, on, 0, 0
+        self.total, self.label, self.on, self.done, self.correct, self.failed = total, label, on, 0, 0, 0
         self.stream, self.t0, self.bar, self.every = stream or sys.stderr, time.monotonic(), None, every
         self.tty, self.last = bool(getattr(self.stream, "isatty", lambda: False)()), self.t0
         if on and bar:
             try: from tqdm.auto import tqdm; self.bar = tqdm(total=total, desc=label, file=self.stream)
             except ImportError: pass
     def line(self) -> str:
-        return f"{self.label}: {self.done}/{self.total} done, {self.correct} correct, {time.monotonic() - self.t0:.1f}s"
+        return (f"{self.label}: {self.done}/{self.total} done, {self.correct} correct, {self.failed} failed, "
+                f"{time.monotonic() - self.t0:.1f}s")
 
 # %% ../nbs/33_eval.ipynb #9afebfd7
 @patch
 def update(self: _Progress, row: Row):
     "Count a finished row; move the bar, rewrite the terminal line, or print a line when one is due."
-    self.done, self.correct = self.done + 1, self.correct + row.correct
+    self.done, self.correct, self.failed = self.done + 1, self.correct + row.correct, self.failed + (is_failed(row) or is_errored(row))
     if not self.on: return
-    if self.bar is not None: self.bar.update(1); self.bar.set_postfix(correct=self.correct)
+    if self.bar is not None: self.bar.update(1); self.bar.set_postfix(correct=self.correct, failed=self.failed)
     elif self.tty: self.stream.write("\r" + self.line()); self.stream.flush()
     elif time.monotonic() - self.last >= self.every and self.done < self.total:
         self.last = time.monotonic(); self.stream.write(self.line() + "\n"); self.stream.flush()
@@ -289,21 +307,10 @@ def compare(a: Report, b: Report) -> Comparison:
         diff = next((i for i, (x, y) in enumerate(zip(a.rows, b.rows)) if x.input != y.input), min(len(a.rows), len(b.rows)))
         raise ValueError(f"compare needs the same tasks in the same order: {a.label} has {len(a.rows)} items, "
                          f"{b.label} has {len(b.rows)}, and they first differ at item {diff}")
-    fmt = lambda r: {"items": str(len(r.rows)), "accuracy": f"{r.accuracy:.1%}", "mean calls": f"{r.mean_calls:.1f}",
+    fmt = lambda r: {"items": str(len(r.rows)), "accuracy": f"{r.accuracy:.1%}", "failed": str(r.failed), "errored": str(r.errored), "mean calls": f"{r.mean_calls:.1f}",
                      "total tokens": str(r.total_tokens), "total cost": f"${r.total_cost:.4f}",
                      "statuses": " ".join(f"{k}:{v}" for k, v in r.statuses.items())}
     fa, fb = fmt(a), fmt(b)
     return Comparison(labels=(a.label, b.label), metrics={k: (fa[k], fb[k]) for k in fa},
                       only_first=[x.index for x, y in zip(a.rows, b.rows) if x.correct and not y.correct],
                       only_second=[y.index for x, y in zip(a.rows, b.rows) if y.correct and not x.correct])
-
-# %% ../nbs/33_eval.ipynb #1ab5049a
-_SWEEP = ("sweep", "sweep_sync", "sweep_from_file", "SweepResult", "summarize", "bootstrap_ci", "pareto_front", "format_summary", "COLUMNS",
-          "at_equal_budget", "LocalExecutor", "SharedRateLimits", "run_job")
-def __getattr__(name: str):
-    "`eval.sweep` and its helpers, from reasoning_kit.sweep (imported on first use)."
-    if name in _SWEEP:
-        import importlib
-        return getattr(importlib.import_module("reasoning_kit.sweep"), name)
-    raise AttributeError(f"module 'reasoning_kit.eval' has no attribute {name!r}")
-

@@ -44,6 +44,41 @@ def _side(x) -> tuple[list[Event], dict | None, Any, Any]:
         return log.events, alg.result(st.algo) if alg else None, st, alg
     except LookupError: return log.events, None, fold_run(log.events), None
 
+# %% ../nbs/08_timetravel.ipynb #73d48759
+def _paths(a, b, path: str = "") -> dict[str, tuple]:
+    "Where two JSON values differ: dotted path -> (a's value, b's)."
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {p: v for k in dict.fromkeys([*a, *b]) for p, v in _paths(a.get(k), b.get(k), f"{path}.{k}" if path else str(k)).items()}
+    return {} if a == b else {path: (a, b)}
+
+def _settings(a: Event | None, b: Event | None) -> dict[str, tuple]:
+    "The settings (algorithm, config, input, seed, budget) two runs were started with, where they differ."
+    if a is None or b is None or a.kind != b.kind or a.kind != "run.started": return {}
+    keep = lambda d: {k: v for k, v in d.items() if k not in _MARKS and k not in ("parent", "schema")}
+    return _paths(keep(a.data), keep(b.data))
+
+# %% ../nbs/08_timetravel.ipynb #e02813ce
+_WHO = ("agent", "round", "trial", "turn", "level", "node")
+
+def _who(d: dict) -> str:
+    "The agent (numbered from 1, as the stepper does), round and the like a payload is about."
+    return ", ".join(f"Agent {v + 1}" if k == "agent" and type(v) is int else f"{k} {v}" for k in _WHO if (v := d.get(k)) is not None)
+
+def _short(v, n: int = 60) -> str: return (s := repr(v)) if len(s := repr(v)) <= n else s[:n - 3] + "..."
+
+def _events(n: int) -> str: return f"{n} event" + ("" if n == 1 else "s")
+
+def _decision(kind: str, a: list[dict], b: list[dict]) -> str:
+    "One line for a domain kind whose payloads differ: the counts, and the first payload that differs, by its differing fields."
+    head = f"{kind}: {_events(len(a))} each" if len(a) == len(b) else f"{kind}: {_events(len(a))} vs {len(b)}"
+    i = next((j for j, (x, y) in enumerate(zip(a, b)) if x != y), None)
+    if i is None:
+        extra, who = (a, "a") if len(a) > len(b) else (b, "b"); x = extra[min(len(a), len(b))]
+        return f"{head}; only {who} goes on: {_who(x) + ': ' if _who(x) else ''}{', '.join(f'{k}={_short(v)}' for k, v in x.items() if k not in _WHO)}"
+    x, y = a[i], b[i]; changed = {k: v for k, v in _paths(x, y).items() if k.split(".")[0] not in _WHO}
+    where = f" ({_who(x)})" if _who(x) == _who(y) and _who(x) else f" ({_who(x) or '-'} -> {_who(y) or '-'})" if _who(x) != _who(y) else ""
+    return f"{head}; first differs at #{i + 1}{where}" + (": " + "; ".join(f"{k} {_short(u)} -> {_short(w)}" for k, (u, w) in changed.items()) if changed else "")
+
 # %% ../nbs/08_timetravel.ipynb #5bd2f291
 @dataclass
 class RunDiff:
@@ -54,6 +89,7 @@ class RunDiff:
     result: dict[str, tuple] = field(default_factory=dict)  # result key -> (a, b), where they differ
     totals: dict[str, tuple] = field(default_factory=dict)  # calls, tokens, cost -> (a, b)
     story: list[str] = field(default_factory=list)  # what changed, in the algorithm's own words (its `differences`)
+    settings: dict[str, tuple] = field(default_factory=dict)  # setting path (config.width, input.task...) -> (a, b), when the runs were started differently
 
     @property
     def same(self) -> bool: return self.at is None
@@ -61,12 +97,11 @@ class RunDiff:
     def __str__(self):
         if self.same: return "the runs are the same"
         ev = lambda e: "(ended)" if e is None else f"{e.kind} {e.key or ''}".strip()
-        out = [f"the runs part at event {self.at}: {ev(self.first[0])} | {ev(self.first[1])}"]
-        out += [f"  {line}" for line in self.story]
-        for k, (a, b) in self.decisions.items(): out.append(f"  {k}: {len(a)} vs {len(b)} events; first a={a[:1]} b={b[:1]}")
-        for k, (a, b) in self.result.items(): out.append(f"  result[{k!r}]: {a!r} -> {b!r}")
-        for k, (a, b) in self.totals.items(): out.append(f"  {k}: {a} -> {b}")
-        return "\n".join(out)
+        if self.settings: out = ["the runs were started with different settings: " + "; ".join(f"{k} {_short(a)} -> {_short(b)}" for k, (a, b) in self.settings.items())]
+        else: out = [f"the runs part at event {self.at}: {ev(self.first[0])} | {ev(self.first[1])}"]
+        out += [f"  {line}" for line in self.story] + [f"  {_decision(k, a, b)}" for k, (a, b) in self.decisions.items()]
+        out += [f"  result[{k!r}]: {a!r} -> {b!r}" for k, (a, b) in self.result.items()]
+        return "\n".join(out + [f"  {k}: {a} -> {b}" for k, (a, b) in self.totals.items() if a != b])
     __repr__ = __str__
 
 # %% ../nbs/08_timetravel.ipynb #ee173080
@@ -91,4 +126,4 @@ def diff(a, b) -> RunDiff:
     va, vb = va or {}, vb or {}
     result = {k: (va.get(k), vb.get(k)) for k in dict.fromkeys([*va, *vb]) if va.get(k) != vb.get(k)}
     totals = {"calls": (sa.calls, sb.calls), "tokens": (sa.tokens, sb.tokens), "cost": (sa.cost, sb.cost)}
-    return RunDiff(at, (pick(ea), pick(eb)), decisions, result, totals, story_of(alg, alg_b, sa.algo, sb.algo))
+    return RunDiff(at, (pick(ea), pick(eb)), decisions, result, totals, story_of(alg, alg_b, sa.algo, sb.algo), _settings(pick(ea), pick(eb)))

@@ -216,3 +216,17 @@ def test_top1_and_any_of_beam_from_the_beam():
         assert r.any_of_beam >= r.top1 and all(row.any_of_beam >= row.top1 for row in r.rows if row.top1 is not None)
     else:
         assert r.top1 is None and r.any_of_beam is None
+
+
+def test_failed_items_are_counted_beside_accuracy_and_a_dead_configuration_is_flagged(capsys):
+    "A model that always raises: every run fails; the report, the progress line and compare say so."
+    def broken(request): raise IndexError("nothing scripted")
+    dead = evaluate_sync(factory(0, fn=broken), tot(1), PUZZLES[:3], check=CHECK, label="dead")
+    assert "dead: 3/3 done, 0 correct, 3 failed" in capsys.readouterr().err
+    assert (dead.failed, dead.errored, dead.all_failed, dead.accuracy) == (3, 0, True, 0.0)
+    assert "3 failed, 0 errored" in repr(dead) and "ALL 3 ITEMS FAILED, first: " in repr(dead)
+    alive = evaluate_sync(factory(0, fn=game24.oracle), tot(1), PUZZLES[:3], check=CHECK, progress=False)
+    assert (alive.failed, alive.all_failed) == (0, False) and "FAILED" not in repr(alive)
+    assert compare(dead, alive).metrics["failed"] == ("3", "0")
+    picky = evaluate_sync(factory(0, fn=game24.oracle), tot(1), PUZZLES[:2], check=lambda v, i: 1 / 0, progress=False)
+    assert (picky.failed, picky.errored, picky.all_failed) == (0, 2, True)

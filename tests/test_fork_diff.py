@@ -139,3 +139,26 @@ def test_diff_of_two_reflexion_runs_names_the_lesson_and_the_trials():
                        "lesson after trial 3: None -> 'Try harder.'", "passed: True -> False"]
     assert sorted(b.served_keys) == sorted(e.key for e in a.log[:k] if e.kind.endswith(".result"))  # the model calls and the check
     assert d.totals["calls"] == (a.calls, b.calls) and b.calls > a.calls
+
+
+def test_a_changed_setting_is_named_with_both_values_and_no_line_prints_two_equal_values():
+    "Issue 32: not 'the runs part at event 0: run.started | run.started', and no 'calls: 7 -> 7'."
+    more = asyncio.run(_run(Debate(agents=3, rounds=2), {"task": "6 x 2?"}, _debater))
+    d = diff(DEBATE, more)
+    assert d.at == 0 and d.settings == {"config.rounds": (1, 2)}
+    text = str(d)
+    assert text.splitlines()[0] == "the runs were started with different settings: config.rounds 1 -> 2", text
+    assert "run.started | run.started" not in text and "[{" not in text
+    for line in text.splitlines()[1:]:
+        if line.strip().startswith(("calls:", "tokens:", "cost:")):
+            a, b = line.split(":", 1)[1].split(" -> ")
+            assert a.strip() != b.strip(), line
+    other = asyncio.run(_run(Debate(agents=3, rounds=1), {"task": "7 x 2?"}, _debater))
+    assert str(diff(DEBATE, other)).startswith("the runs were started with different settings: input.task '6 x 2?' -> '7 x 2?'")
+
+
+def test_the_diff_numbers_agents_as_the_stepper_does():
+    "Payloads hold agent indices from 0; the diff, like the stepper's 'Agent 1', counts from 1."
+    child = asyncio.run(_run(None, None, _firm, fork=DEBATE, at=CHANGED))
+    line = next(l for l in str(diff(DEBATE, child)).splitlines() if "debate.answered" in l)
+    assert "(Agent 1, round 1): answer '12' -> '10'" in line, line

@@ -40,8 +40,12 @@ def timeless(rows):
     return [{k: v for k, v in r.items() if k not in ("seconds", "resumed", "log")} for r in rows]
 
 
-def test_table_shape_and_eval_alias():
-    res = rk_eval.sweep_sync({"b1": tot(1), "b2": tot(2)}, PUZZLES, engine=scripted, check=CHECK, progress=False)
+def test_table_shape_and_no_cycle_with_eval():
+    import importlib, sys as _sys
+    src = open(rk_eval.__file__).read()
+    assert "reasoning_kit.sweep" not in src and "import_module" not in src  # eval never reaches up into sweep
+    with pytest.raises(AttributeError): rk_eval.sweep_sync
+    res = sweep_sync({"b1": tot(1), "b2": tot(2)}, PUZZLES, engine=scripted, check=CHECK, progress=False)
     assert [(r["config"], r["item"]) for r in res.rows] == [(c, i) for c in ("b1", "b2") for i in range(3)]
     assert all(list(r) == COLUMNS or set(r) == set(COLUMNS) for r in res.rows)
     assert all(r["correct"] and r["calls"] > 0 and r["tokens_in"] > 0 for r in res.rows)
@@ -201,22 +205,24 @@ def test_experiment_file_takes_rate_limits_and_a_new_version_warns(tmp_path):
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["a", "b"]), st.integers(1, 30), st.lists(st.booleans(), min_size=4, max_size=4)),
                 min_size=2, max_size=6, unique_by=lambda t: (t[0], t[1])))
-def test_at_equal_budget_picks_the_best_configuration_within_each_budget(grid):
+def test_best_within_budget_picks_the_best_configuration_within_each_budget(grid):
     "On made-up tables: each row's configurations fit the budget and none of the method's fitting ones is more accurate."
-    from reasoning_kit.sweep import SweepResult, at_equal_budget
+    from reasoning_kit.sweep import SweepResult, at_equal_budget, best_within_budget
+    assert at_equal_budget is best_within_budget  # the old name stays
     labels = {f"{m}{c}": (m, c, ok) for m, c, ok in grid}
     rows = [{"config": l, "item": i, "correct": ok[i], "calls": c, "cached": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0}
             for l, (m, c, ok) in labels.items() for i in range(4)]
     res = SweepResult(config={"configs": {l: {"algorithm": m, "config": {}} for l, (m, _, _) in labels.items()}}, rows=rows)
     if not {m for m, _, _ in grid} >= {"a", "b"}:
-        with pytest.raises(ValueError, match="names no configuration"): at_equal_budget(res, "a", "b")
+        with pytest.raises(ValueError, match="names no configuration"): best_within_budget(res, "a", "b")
         return
     acc = {l: sum(ok) / 4 for l, (_, _, ok) in labels.items()}
-    out = at_equal_budget(res, "a", "b", n_boot=50)
+    out = best_within_budget(res, "a", "b", n_boot=50)
     budgets = sorted({c for _, c, _ in grid})
     assert [r["budget"] for r in out] == [x for x in budgets if any(m == "a" and c <= x for m, c, _ in grid) and any(m == "b" and c <= x for m, c, _ in grid)]
     for r in out:
         for side in ("a", "b"):
             fits = [l for l, (m, c, _) in labels.items() if m == side and c <= r["budget"]]
             assert r[side] in fits and r[f"{side}_accuracy"] == acc[r[side]] == max(acc[l] for l in fits)
+            assert r[f"{side}_spend"] == labels[r[side]][1] <= r["budget"]  # what that side actually spends
         assert r["difference"] == r["a_accuracy"] - r["b_accuracy"] and -1 <= r["ci_low"] <= r["ci_high"] <= 1

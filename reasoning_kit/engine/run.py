@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import math
 import random
 import time
@@ -18,8 +19,8 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 # %% auto #0
-__all__ = ['MIN_COMPLETION', 'Engine', 'Run', 'Check', 'EffectCall', 'Context', 'stop_tasks', 'Outcome', 'secret_scrubber',
-           'open_run']
+__all__ = ['MIN_COMPLETION', 'RUN_KEYWORDS', 'Engine', 'Run', 'Check', 'EffectCall', 'Context', 'stop_tasks', 'Outcome',
+           'secret_scrubber', 'open_run', 'other_run']
 
 # %% ../../nbs/03b_engine_run.ipynb #17a5fa51
 from fastcore.basics import patch
@@ -512,26 +513,69 @@ def open_run(source: Outcome | Log | str | Path,  # what to read the run from
     if isinstance(source, (str, Path)): return Log.read(source, repair=True)
     raise TypeError(f"{error}, got {type(source).__name__}")
 
+# %% ../../nbs/03b_engine_run.ipynb #ca55e214
+RUN_KEYWORDS = ("budget", "replay", "log", "seed", "retry_errors", "resume", "new_run", "durability", "parent")  # what run/start take
+
+def _no_unknown(where: str, unknown: dict) -> None:
+    "A TypeError naming a keyword no run takes, the nearest one, and those it takes."
+    if not unknown: return
+    import difflib
+    k = next(iter(unknown)); near = difflib.get_close_matches(k, RUN_KEYWORDS, n=1)
+    raise TypeError(f"{where}: unknown keyword {k!r}{f' (did you mean {near[0]!r}?)' if near else ''}; accepted: {', '.join(RUN_KEYWORDS)}")
+
+# %% ../../nbs/03b_engine_run.ipynb #ada68658
+def _flat(x, path: str = "") -> dict:
+    if isinstance(x, dict) and x: return {k: v for key, val in x.items() for k, v in _flat(val, f"{path}.{key}" if path else str(key)).items()}
+    return {path: x}
+
+def other_run(events: list[Event], algorithm: Algorithm, input: dict,
+              redact: Callable[[str], str] | None = None) -> list[str]:  # what the file's writer scrubbed (known secrets)
+    "What differs (algorithm, config.*, input.*) between the file's last run, when it finished, and the run asked for."
+    starts = [i for i, e in enumerate(events) if e.kind == "run.started"]
+    if not starts or not any(e.kind == "run.finished" for e in events[starts[-1]:]): return []
+    old, norm = events[starts[-1]].data, lambda x: json.loads((redact or str)(json.dumps(x, default=str)))
+    a, b = _flat({"algorithm": old.get("algorithm"), "config": old.get("config"), "input": old.get("input")}), _flat(norm({"algorithm": algorithm.name, "config": algorithm.config(), "input": input}))
+    return [f"{k} {json.dumps(a.get(k), default=str)[:60]} -> {json.dumps(b.get(k), default=str)[:60]}" for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)]
+
+# %% ../../nbs/03b_engine_run.ipynb #6d59abee
+def _resumed(log, replay, durability: str, algorithm: Algorithm, input: dict, new_run: bool, redact) -> tuple[Log, Log | None]:
+    "The file to continue and what to serve from it; a finished other run in it is refused unless `new_run`."
+    if log is None: raise ValueError("resume=True needs log=: the file to continue")
+    if replay is not None: raise ValueError("give replay= or resume=True, not both (resume replays the log file itself)")
+    file_log = Log.resume(log, durability)
+    differs = other_run(file_log.events, algorithm, input, redact) if len(file_log) else []
+    if differs and not new_run:
+        file_log.close()  # nothing appended: the file stays as it was, unlocked
+        raise ValueError(f"resume=True: {log} holds a finished run of another algorithm, input or configuration ({'; '.join(differs[:6])}): "
+                         "pass new_run=True to append a new run to that file, or give another log")
+    if len(file_log): replay = Log(file_log.events); file_log.append("run.resumed", {"events": len(file_log)})
+    return file_log, replay
+
 # %% ../../nbs/03b_engine_run.ipynb #e8a56212
 @patch
-def start(self: Engine, algorithm: Algorithm, input: dict | None = None, *, budget: Budget | None = None,
-          replay: Log | str | Path | Outcome | None = None, log: str | Path | None = None, seed: int = 0,
-          retry_errors: bool = False,
+def start(self: Engine, algorithm: Algorithm, input: dict | None = None, *,
+          budget: Budget | None = None,  # limits on this run (default: the engine's)
+          replay: Log | str | Path | Outcome | None = None,  # a (partial) earlier run to serve answered calls from
+          log: str | Path | None = None,  # write the run's log to this file as it goes
+          seed: int = 0,  # the run's seed (recorded)
+          retry_errors: bool = False,  # ask again the calls the replayed log recorded as failed
           resume: bool = False,  # continue the file `log` names: serve every call it answered, append
+          new_run: bool = False,  # with resume=True: the file's finished run is another one; append a new run to it anyway
           durability: str = "flush",  # for `log`: "flush", "fsync" or "buffered" per event (see events.DURABILITY)
-          parent: dict | None = None) -> Run:  # where a fork came from (written into run.started)
+          parent: dict | None = None,  # where a fork came from (written into run.started)
+          **unknown) -> Run:  # refused, naming the keyword and those accepted
     "Start a run and return it at once; await it for the `Outcome`."
+    _no_unknown("Engine.start", unknown)
     if not isinstance(algorithm, Algorithm): raise TypeError(f"expected an Algorithm, got {type(algorithm).__name__}")
     if input is not None and not isinstance(input, dict): raise TypeError(f"input must be a dict, got {type(input).__name__}")
-    if not isinstance(resume, bool): raise ValueError(f"resume must be True or False, got {resume!r:.80}")
+    if budget is not None and not isinstance(budget, Budget): raise TypeError(f"budget must be a Budget, e.g. Budget(calls=5), got {type(budget).__name__} {budget!r:.60}")
+    for k, v in (("resume", resume), ("new_run", new_run)):
+        if not isinstance(v, bool): raise ValueError(f"{k} must be True or False, got {v!r:.80}")
+    if new_run and not resume: raise ValueError("new_run=True goes with resume=True: it appends a new run to the file `log` names")
     budget = budget or self.budget
     if budget is not None: budget.check_admits_a_call()
     if isinstance(replay, (str, Path, Outcome)): replay = open_run(replay)
-    if resume:
-        if log is None: raise ValueError("resume=True needs log=: the file to continue")
-        if replay is not None: raise ValueError("give replay= or resume=True, not both (resume replays the log file itself)")
-        file_log = Log.resume(log, durability)
-        if len(file_log): replay = Log(file_log.events); file_log.append("run.resumed", {"events": len(file_log)})
+    if resume: file_log, replay = _resumed(log, replay, durability, algorithm, dict(input or {}), new_run, secret_scrubber(self))
     else: file_log = Log(path=log, durability=durability)
     if log is not None: file_log.redact = secret_scrubber(self)  # what reaches disk holds no known key
     run = Run(self, algorithm, dict(input or {}), budget, replay, file_log, seed, retry_errors, parent)
@@ -540,9 +584,21 @@ def start(self: Engine, algorithm: Algorithm, input: dict | None = None, *, budg
 
 # %% ../../nbs/03b_engine_run.ipynb #574d5c90
 @patch
-async def run(self: Engine, algorithm: Algorithm, input: dict | None = None, **kw) -> Outcome:
-    "Run `algorithm` on `input` to the end."
-    return await self.start(algorithm, input, **kw)
+async def run(self: Engine, algorithm: Algorithm, input: dict | None = None, *,
+              budget: Budget | None = None,  # limits on this run (default: the engine's)
+              replay: Log | str | Path | Outcome | None = None,  # a (partial) earlier run to serve answered calls from
+              log: str | Path | None = None,  # write the run's log to this file as it goes
+              seed: int = 0,  # the run's seed (recorded)
+              retry_errors: bool = False,  # ask again the calls the replayed log recorded as failed
+              resume: bool = False,  # continue the file `log` names: serve every call it answered, append
+              new_run: bool = False,  # with resume=True: the file's finished run is another one; append a new run to it anyway
+              durability: str = "flush",  # for `log`: "flush", "fsync" or "buffered" per event
+              parent: dict | None = None,  # where a fork came from (written into run.started)
+              **unknown) -> Outcome:  # refused, naming the keyword and those accepted
+    "Run `algorithm` on `input` to the end (what `start` starts, awaited)."
+    _no_unknown("Engine.run", unknown)
+    return await self.start(algorithm, input, budget=budget, replay=replay, log=log, seed=seed, retry_errors=retry_errors,
+                            resume=resume, new_run=new_run, durability=durability, parent=parent)
 
 @patch
 async def fork(self: Engine, source: Outcome | Log | str | Path, at: int, algorithm: Algorithm | None = None,

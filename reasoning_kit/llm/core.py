@@ -385,7 +385,9 @@ def _as_client(self: LLMHandler, c):
         if not isinstance(model, str): raise ValueError(f"LLMHandler: a route given as a dict needs 'model': a model string, got {c!r}")
         return resolve_model(model, **{**self.client_options, **opts})
     if isinstance(c, str): return resolve_model(c, **self.client_options)
-    if self.client_options and not hasattr(c, "complete"): raise TypeError(f"LLMHandler: {c!r} is not a client (no complete method)")
+    if not hasattr(c, "complete"):  # checked here, not at the first call deep inside a run
+        raise TypeError(f"LLMHandler: {type(c).__name__} {c!r:.60} is not a client (no complete method): give a client such as "
+                        "FakeLLMClient(fn), or a model string such as 'openai:gpt-4o-mini'")
     return c
 
 # %% ../../nbs/01_llm.ipynb #7365e30e

@@ -58,6 +58,8 @@ class FakeLLMClient:
                  keep: int | None = 1000):  # requests kept in `requests` (None: all)
         if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
             raise ValueError(f"FakeLLMClient: keep must be a non-negative int or None, got {keep!r}")
+        if not callable(model): raise TypeError(f"FakeLLMClient: model must be a function fn(request) or fn(request, key) returning the reply, got "
+                                                f"{type(model).__name__} {model!r:.60}" + (" (for one fixed reply: FakeLLMClient(lambda request: 'hello'))" if isinstance(model, str) else ""))
         if name is not None and not isinstance(name, str): raise ValueError(f"FakeLLMClient: name must be a string or None, got {name!r:.80}")
         self.model, self.name, self.keep = model, name, keep
         self.takes_key = takes_key(model)  # decided once: is the effect key passed as a second argument?

@@ -25,11 +25,12 @@ from .. import __version__
 from ..clients.errors import RateLimiter
 from ..engine import Algorithm, Budget, Engine
 from ..checks import check_int
-from ..eval import engine_for, run_item
+from ..eval import is_errored, is_failed, engine_for, run_item
 
 # %% auto #0
-__all__ = ['COLUMNS', 'SweepResult', 'bootstrap_ci', 'summarize', 'pareto_front', 'format_summary', 'at_equal_budget', 'job_log',
-           'run_job', 'LocalExecutor', 'SharedRateLimits', 'sweep', 'sweep_sync', 'sweep_from_file']
+__all__ = ['COLUMNS', 'at_equal_budget', 'SweepResult', 'bootstrap_ci', 'summarize', 'pareto_front', 'format_summary',
+           'best_within_budget', 'job_log', 'run_job', 'LocalExecutor', 'SharedRateLimits', 'sweep', 'sweep_sync',
+           'sweep_from_file']
 
 # %% ../../nbs/33a_sweep.ipynb #5405fe31
 COLUMNS = ["config", "item", "correct", "answer", "status", "calls", "cached", "resumed", "tokens_in", "tokens_out",
@@ -76,13 +77,16 @@ def bootstrap_ci(xs: list[float], n: int = 1000, level: float = 0.95, seed: int 
     return means[int(lo * (n - 1))], means[int(round(hi * (n - 1)))]
 
 def summarize(rows: list[dict], n_boot: int = 1000, seed: int = 0) -> list[dict]:
-    "Per configuration: accuracy with a bootstrap CI, and calls, cache hits, tokens and cost per item."
+    "Per configuration: accuracy with a bootstrap CI, failed and errored items, and calls, cache hits, tokens and cost per item."
     out = []
     for label in dict.fromkeys(r["config"] for r in rows):
         rs = [r for r in rows if r["config"] == label]; k = len(rs)
         acc = [float(r["correct"]) for r in rs]; lo, hi = bootstrap_ci(acc, n_boot, seed=seed)
         mean = lambda c: sum(r[c] for r in rs) / k
+        failed, errored = sum(map(is_failed, rs)), sum(map(is_errored, rs))
         out.append({"config": label, "items": k, "correct": int(sum(acc)), "accuracy": sum(acc) / k, "ci_low": lo,
+                    "failed": failed, "errored": errored, "all_failed": failed + errored == k,
+                    "first_error": next((r["error"] for r in rs if r.get("error")), None),
                     "ci_high": hi, "calls_per_item": mean("calls"), "cached_per_item": mean("cached"),
                     "tokens_per_item": mean("tokens_in") + mean("tokens_out"), "cost_per_item": mean("cost")})
     return out
@@ -95,11 +99,14 @@ def pareto_front(summary: list[dict], cost: str = "calls_per_item", score: str =
     return [s["config"] for s in sorted(summary, key=lambda s: (s[cost], -s[score])) if not beaten(s)]
 
 def format_summary(summary: list[dict]) -> str:
-    "The summary as a plain text table (what `reasoning-kit eval FILE` prints)."
-    head = f"{'config':<16}{'items':>6}{'accuracy':>10}{'95% CI':>16}{'calls/item':>12}{'cached/item':>12}{'tokens/item':>12}{'$/item':>10}"
-    lines = [head] + [f"{s['config']:<16}{s['items']:>6}{s['accuracy']:>10.1%}{'%.0f%%-%.0f%%' % (100 * s['ci_low'], 100 * s['ci_high']):>16}"
-                      f"{s['calls_per_item']:>12.1f}{s['cached_per_item']:>12.1f}{s['tokens_per_item']:>12.0f}{s['cost_per_item']:>10.4f}"
-                      for s in summary]
+    "The summary as a plain text table (what `reasoning-kit eval FILE` prints); a line under it for each configuration whose items all failed."
+    head = (f"{'config':<16}{'items':>6}{'accuracy':>10}{'failed':>8}{'errored':>9}{'95% CI':>12}{'calls/item':>12}"
+            f"{'cached/item':>12}{'tokens/item':>12}{'$/item':>10}")
+    lines = [head] + [f"{s['config']:<16}{s['items']:>6}{s['accuracy']:>10.1%}{s.get('failed', 0):>8}{s.get('errored', 0):>9}"
+                      f"{'%.0f%%-%.0f%%' % (100 * s['ci_low'], 100 * s['ci_high']):>12}{s['calls_per_item']:>12.1f}"
+                      f"{s['cached_per_item']:>12.1f}{s['tokens_per_item']:>12.0f}{s['cost_per_item']:>10.4f}" for s in summary]
+    lines += [f"{s['config']}: ALL {s['items']} ITEMS FAILED: its accuracy measures nothing; first error: {str(s['first_error'])[:200]}"
+              for s in summary if s.get("all_failed")]
     return "\n".join(lines)
 
 # %% ../../nbs/33a_sweep.ipynb #9d6913d2
@@ -113,15 +120,15 @@ def _members(result: SweepResult, method: str | list[str]) -> list[str]:
     labels = [method] if isinstance(method, str) and method in cfgs else list(method) if isinstance(method, (list, tuple)) else \
              [k for k, v in cfgs.items() if _squash(v.get("algorithm")) == _squash(method)]
     bad = [l for l in labels if l not in cfgs]
-    if not labels or bad: raise ValueError(f"at_equal_budget: {method!r} names no configuration of this sweep "
+    if not labels or bad: raise ValueError(f"best_within_budget: {method!r} names no configuration of this sweep "
                                            f"(labels: {', '.join(cfgs)}; algorithms: {', '.join(sorted({v.get('algorithm') for v in cfgs.values()}))})")
     return labels
 
 # %% ../../nbs/33a_sweep.ipynb #2be6b21e
-def at_equal_budget(result: SweepResult, a: str | list[str], b: str | list[str], by: str = "calls",  # "calls", "tokens" or "cost" per item
+def best_within_budget(result: SweepResult, a: str | list[str], b: str | list[str], by: str = "calls",  # "calls", "tokens" or "cost" per item
                     n_boot: int = 1000, seed: int = 0) -> list[dict]:
-    "At each budget: each method's best configuration within it, their accuracies, and the difference with a paired CI."
-    if by not in _BY: raise ValueError(f"at_equal_budget: by must be one of {', '.join(_BY)}, got {by!r}")
+    "At each budget: each method's most accurate configuration spending at most that, what each spends, and the difference with a paired CI."
+    if by not in _BY: raise ValueError(f"best_within_budget: by must be one of {', '.join(_BY)}, got {by!r}")
     summ = {s["config"]: s for s in result.summary(n_boot=1)}
     ma, mb = _members(result, a), _members(result, b)
     best = lambda ms, x: max((summ[m] for m in ms if summ[m][_BY[by]] <= x + 1e-12), key=lambda s: (s["accuracy"], -s[_BY[by]]), default=None)
@@ -133,9 +140,12 @@ def at_equal_budget(result: SweepResult, a: str | list[str], b: str | list[str],
         items = sorted({i for c, i in correct if c == sa["config"]} & {i for c, i in correct if c == sb["config"]})
         diffs = [correct[(sa["config"], i)] - correct[(sb["config"], i)] for i in items]
         lo, hi = bootstrap_ci(diffs, n_boot, seed=seed)
-        out.append({"budget": x, "a": sa["config"], "a_accuracy": sa["accuracy"], "b": sb["config"], "b_accuracy": sb["accuracy"],
+        out.append({"budget": x, "a": sa["config"], "a_spend": sa[_BY[by]], "a_accuracy": sa["accuracy"],
+                    "b": sb["config"], "b_spend": sb[_BY[by]], "b_accuracy": sb["accuracy"],
                     "difference": sa["accuracy"] - sb["accuracy"], "ci_low": lo, "ci_high": hi})
     return out
+
+at_equal_budget = best_within_budget  # the old name: it never meant that both sides spend the same
 
 # %% ../../nbs/33a_sweep.ipynb #d8aa2d51
 def _recorded(configs: dict[str, Algorithm], inputs: list[dict], budget: Budget | None, seed: int) -> dict:
@@ -264,7 +274,7 @@ def factory(self: SharedRateLimits, make: Callable[..., Engine]) -> Callable[[di
 class _Bar:
     "Progress: tqdm's auto bar when installed (a widget in a notebook), else a plain line every `every` seconds; a last line at the end."
     def __init__(self, total: int, on: bool, every: float = 10.0, stream=None, bar: bool = True):
-        self.total, self.on, self.done, self.correct, self.calls, self.cost = total, on, 0, 0, 0, 0.0
+        self.total, self.on, self.done, self.correct, self.failed, self.calls, self.cost = total, on, 0, 0, 0, 0, 0.0
         self.t0 = self.last = time.monotonic(); self.every, self.bar, self.stream, self.new = every, None, stream or sys.stderr, 0
         if on and bar:
             try: from tqdm.auto import tqdm; self.bar = tqdm(total=total, desc="sweep", file=self.stream)
@@ -273,17 +283,17 @@ class _Bar:
         "Time left, from the items run in this session (those read back from the directory took no time)."
         left, spent = self.total - self.done, time.monotonic() - self.t0
         return "?" if not self.new else f"{spent / self.new * left:.0f}s"
-    def line(self): return (f"sweep: {self.done}/{self.total} done, {self.correct} correct, {self.calls} calls, "
+    def line(self): return (f"sweep: {self.done}/{self.total} done, {self.correct} correct, {self.failed} failed, {self.calls} calls, "
                             f"${self.cost:.4f}, {time.monotonic() - self.t0:.1f}s, {self.eta()} left")
 
 # %% ../../nbs/33a_sweep.ipynb #6ebc5c09
 @patch
 def update(self: _Bar, r: dict, new: bool = True):
     "Count a finished row (`new`: run now, not read back); move the bar or print the line when it is due."
-    self.done += 1; self.new += new; self.correct += r["correct"]; self.calls += r["calls"]; self.cost += r["cost"]
+    self.done += 1; self.new += new; self.correct += r["correct"]; self.failed += is_failed(r) or is_errored(r); self.calls += r["calls"]; self.cost += r["cost"]
     if not self.on: return
     if self.bar is not None:
-        self.bar.update(1); self.bar.set_postfix(correct=self.correct, calls=self.calls, cost=f"{self.cost:.4f}", refresh=False)
+        self.bar.update(1); self.bar.set_postfix(correct=self.correct, failed=self.failed, calls=self.calls, cost=f"{self.cost:.4f}", refresh=False)
     elif time.monotonic() - self.last >= self.every: self.last = time.monotonic(); print(self.line(), file=self.stream)
 
 @patch
@@ -346,38 +356,10 @@ def sweep_sync(*args, **kw) -> SweepResult:
     raise RuntimeError("sweep_sync can't be used inside a running event loop: use `await sweep(...)` there")
 
 # %% ../../nbs/33a_sweep.ipynb #ce4f10d4
-def _experiment_file(spec: dict, base: Path) -> dict:
-    "The sweep arguments an experiment file describes (configurations by class name, tasks, model, check)."
-    from reasoning_kit import algos
-    from reasoning_kit.llm import FakeLLMClient, LLMHandler
-    from reasoning_kit.tasks import game24
-    from reasoning_kit.eval import on_answer
-    def alg(label, kw):
-        kw = dict(kw); name = kw.pop("algorithm", None); cls = getattr(algos, str(name), None)
-        if not (isinstance(cls, type) and issubclass(cls, Algorithm)): raise ValueError(f"configs.{label}.algorithm: no algorithm named {name!r}")
-        if kw.get("prompts") == "game24": kw["prompts"] = game24.prompts
-        return cls(**kw)
-    tasks = spec.get("tasks")
-    if isinstance(tasks, dict) and "game24" in tasks: lo, hi = tasks["game24"]; tasks = game24.puzzles(lo, hi)
-    model = spec.get("model", "scripted:game24")
-    client = FakeLLMClient(game24.oracle) if model == "scripted:game24" else model
-    checks = {"game24": on_answer(game24.check)}
-    if spec.get("check", "game24") not in checks: raise ValueError(f"check: one of {sorted(checks)}, got {spec.get('check')!r}")
-    return dict(configs={k: alg(k, v) for k, v in spec["configs"].items()}, tasks=tasks, engine=lambda: _engine(client, LLMHandler),
-                check=checks[spec.get("check", "game24")], dir=base / spec["dir"] if spec.get("dir") else None,
-                concurrency=spec.get("concurrency", 4), seed=spec.get("seed", 0), executor=spec.get("executor", "local"),
-                rate_limits=spec.get("rate_limits"))
-
-def _engine(client, handler) -> Engine:
-    e = Engine(); handler(client).attach(e); return e
-
-def sweep_from_file(path: str | Path, progress: bool = False) -> SweepResult:
-    "Run the sweep a JSON or TOML experiment file describes (`reasoning-kit eval FILE`); `dir` is relative to the file."
-    p = Path(path)
-    if p.suffix == ".toml":
-        import tomllib; spec = tomllib.loads(p.read_text())
-    else: spec = json.loads(p.read_text())
-    return sweep_sync(**_experiment_file(spec, p.parent), progress=progress)
+def sweep_from_file(path: str | Path, progress: bool = False, tasks: dict | None = None) -> SweepResult:
+    "Run the sweep a JSON or TOML experiment file describes (`reasoning_kit.sweep.experiment`); `tasks`: a task registry."
+    from reasoning_kit.sweep.experiment import sweep_from_file as run
+    return run(path, progress, tasks)
 
 # %% ../../nbs/33a_sweep.ipynb #f70344c0
 from .budget import best_by_budget, format_budget_table, plot_frontier  # which method at each budget (33d)

@@ -13,6 +13,16 @@ from . import SweepResult, pareto_front
 _AXIS = {"calls": ("calls_per_item", "model calls per item"), "tokens": ("tokens_per_item", "tokens per item"),
          "cost": ("cost_per_item", "cost per item ($)")}
 
+def _spread(ax, axis: str, values) -> None:
+    "A log scale when the values span more than ten times, so that a few costly configurations do not leave the rest of the figure blank."
+    vs = [v for v in values if v > 0]
+    if not vs or max(vs) <= 10 * min(vs): return
+    from matplotlib.ticker import FuncFormatter, LogLocator
+    getattr(ax, f"set_{axis}scale")("log"); a = getattr(ax, f"{axis}axis")
+    a.set_major_locator(LogLocator(subs=(1, 2, 5))); a.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+
+def _items(result: SweepResult) -> int: return len({r["item"] for r in result.rows})
+
 def _plt():
     "matplotlib's pyplot (an optional extra)."
     try: import matplotlib.pyplot as plt
@@ -37,7 +47,8 @@ def plot_accuracy_cost(result: SweepResult, by: str = "calls",  # "calls", "toke
         ax.annotate(s["config"], (s[col], s["accuracy"]), textcoords="offset points", xytext=(5, 4), fontsize=8)
     pts = sorted((s[col], s["accuracy"]) for s in summ if s["config"] in front)
     ax.step(*zip(*pts), where="post", color="C3", lw=1, label="Pareto front")
-    ax.set(xlabel=label, ylabel="accuracy", ylim=(-0.05, 1.05)); ax.legend(loc="lower right"); ax.grid(alpha=0.3)
+    ax.set(xlabel=label, ylabel="accuracy", ylim=(-0.05, 1.05), title=f"Accuracy against {label} ({_items(result)} items; bars: 95% CI)")
+    _spread(ax, "x", [s[col] for s in summ]); ax.legend(loc="lower right"); ax.grid(alpha=0.3)
     return ax.figure
 
 # %% ../../nbs/33c_sweep_plots.ipynb #50589a2e
@@ -49,7 +60,8 @@ def plot_calls(result: SweepResult, ax=None):
     data = [[r["calls"] for r in result.rows if r["config"] == l] for l in labels]
     ax.boxplot(data, showfliers=False); ax.set_xticks(range(1, len(labels) + 1), labels, rotation=30, ha="right", fontsize=8)
     for i, d in enumerate(data, 1): ax.scatter([i + 0.08 * ((j % 5) - 2) for j in range(len(d))], d, s=8, alpha=0.6, color="C0")
-    ax.set(ylabel="model calls per item"); ax.grid(axis="y", alpha=0.3)
+    ax.set(ylabel="model calls per item", title=f"Model calls per item ({_items(result)} items per configuration)")
+    _spread(ax, "y", [x for d in data for x in d]); ax.grid(axis="y", alpha=0.3)
     return ax.figure
 
 # %% ../../nbs/33c_sweep_plots.ipynb #6572c8d7
@@ -71,10 +83,13 @@ def win_loss(result: SweepResult, a: str, b: str) -> dict[str, list[int]]:
 def plot_win_loss(result: SweepResult, a: str, b: str, ax=None):
     "One cell per item, coloured by who solved it (both, only `a`, only `b`, neither); returns the Figure."
     plt = _plt(); wl = win_loss(result, a, b)
-    if ax is None: _, ax = plt.subplots(figsize=(6.4, 2.2))
+    if ax is None: _, ax = plt.subplots(figsize=(6.4, 2.4))
     colours = ["#4c9a2a", "#1f77b4", "#d62728", "#bbbbbb"]
     for (name, items), colour in zip(wl.items(), colours):
         ax.bar(items, 1, width=0.9, color=colour, label=f"{name} ({len(items)})")
-    ax.set(yticks=[], xlabel="item", title=f"{a} against {b}"); ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.7), frameon=False)
+    from matplotlib.ticker import MaxNLocator
+    n = sum(map(len, wl.values())); ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # items are whole numbers
+    ax.set(yticks=[], xlabel="item", xlim=(-0.6, max(n, 1) - 0.4)); ax.set_title(f"{a} against {b}, item by item", pad=20)
+    ax.legend(fontsize=7, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)  # between title and cells, clear of "item"
     ax.figure.tight_layout()
     return ax.figure
