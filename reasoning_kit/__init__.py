@@ -42,6 +42,7 @@ Modules:
 - `reasoning_kit.sweep.experiment`: A sweep described in a small JSON or TOML file and checked whole before anything runs: task sets, checks and scripted models by name, or your own as "module:function".
 - `reasoning_kit.sweep.plots`: Accuracy against cost with error bars and the Pareto front, calls per item as a distribution, and per-item win/loss between two methods.
 - `reasoning_kit.sweep.ray`: The same sweep on a Ray cluster: each item a Ray task with its own Engine; rows, logs and progress come back as on one machine.
+- `reasoning_kit.tasks.arithmetic`: A small task set the package ships for measuring methods on real models: sums and products whose answers code can check exactly, at three levels a small model finds easy, harder and hard.
 - `reasoning_kit.tasks.game24`: The puzzle Tree of Thoughts was first shown on: an exact checker (with failure messages a model can act on), a solver, the puzzle set, and prompts of its own in the paper's format.
 - `reasoning_kit.timetravel`: Where two runs part, what each decided from there, and what the difference cost.
 - `reasoning_kit.tools`: `@tool` turns a typed Python function into something a model can call, safely.
