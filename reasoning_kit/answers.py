@@ -81,12 +81,14 @@ def tidy(s: str) -> str:
 
 _LINE = re.compile(r"(?:final\s+)?answer\s*(?:is\s*)?[*_]*\s*[:：]\s*[*_]*[ \t]*\n?[ \t]*([^\n]*)", re.I)
 _BOXED = re.compile(r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}")
+_PLACEHOLDER = re.compile(r"(?:final\s+)?answer[\s*_]*[:：][\s*_`'\"]*(?:<[^<>\n]{0,40}>|\[[^\[\]\n]{0,40}\]"
+                          r"|(?:your|the|my)?\s*(?:final\s+|updated\s+)?answer(?:\s+here)?)[\s*_`'\".]*?(?=\n|$)", re.I)
 _PHRASE = re.compile(r"\b(?:answer|result)\s*(?:would\s+be|will\s+be|should\s+be|must\s+be|is|was|=)\s*([^\n]*)", re.I)
 
 def _stated(text: str) -> tuple[str, str] | None:
     "(the answer as stated, how): the last `Answer:` line, else the last \\boxed{}, else the last 'the answer is ...'."
     for how, pat in (("answer line", _LINE), ("boxed", _BOXED), ("answer phrase", _PHRASE)):
-        found = [m.group(1) for m in pat.finditer(text) if tidy(m.group(1))]
+        found = [m.group(1) for m in pat.finditer(_PLACEHOLDER.sub("", text)) if tidy(m.group(1))]
         if found: return tidy(found[-1]), how
     return None
 
@@ -178,7 +180,8 @@ def extract(text: str | None,  # a model's reply
     "The answer in a reply: a stated one (`Answer:` line, \\boxed{}, 'the answer is') first, else where the reply concludes."
     _check_kind("extract", kind)
     if text is None or not str(text).strip(): return Extracted(None, text, "none")
-    s = _prep(str(text))
+    s = _PLACEHOLDER.sub("", _prep(str(text)))
+    if not s.strip(): return Extracted(None, text, "none")
     if stated := _stated(s):
         span, how = stated
         if kind == "word": return Extracted(_word(span), text, how, span)

@@ -133,6 +133,8 @@ def test_votes_count_every_reply_once(replies):
     ("I am not sure.", "number", None), ("", "auto", None), (None, "auto", None),
     ("Answer: 3\nOn reflection:\nAnswer: 4", "auto", "4"), ("so \\boxed{\\frac{6}{8}}", "auto", "0.75"),
     ("It is １１.", "auto", "11"), ("x = \u22123", "auto", "-3"), ("Answer: (B)", "auto", "b"),
+    ("7 + 5 = 12.\nAnswer: <your answer>", "auto", "12"), ("Answer: your answer", "auto", None),  # the template, copied
+    ("**Answer:** [answer]", "text", None), ("Answer: Your answer is 14", "auto", "14"),
 ])
 def test_what_small_models_write(reply, kind, answer):
     assert extract(reply, kind).answer == answer
