@@ -17,5 +17,8 @@ untracked=$(git ls-files --others --exclude-standard -- reasoning_kit nbs)
 echo "== every notebook runs"
 nbdev-test --n-workers 2
 
+echo "== the documentation site builds (tests/test_docs_site.py checks it in Chromium)"
+bash scripts/docs.sh _docs
+
 echo "== pytest"
 "$PY" -m pytest -q
