@@ -1,5 +1,7 @@
 """The run saved as one HTML file steps in headless Chromium offline: next, play and the slider change the
-picture, jump by kind lands on that kind, no request leaves the page, and the picture fits 1280 wide.
+picture, jump by kind lands on that kind, no request leaves the page, and the picture fits 1280 wide. The page
+builds each step's picture itself (trees laid out in the page): it must be the widget's picture, exactly; and the
+file must grow with the log (a 901-event tree under 1 MB, 10,000 events under 3 MB).
 
 Needs Debian's chromium (scripts/setup.sh --dev) and playwright (the dev extra); never downloads a browser."""
 import shutil
@@ -40,7 +42,7 @@ def test_saved_html_is_small_and_self_contained(tmp_path):
 @pytest.mark.parametrize("name", LOGS)
 def test_saved_html_steps_offline_in_chromium(name, tmp_path):
     assert Path(CHROMIUM).exists(), "apt-get install -y chromium"
-    out = Stepper(FIXTURES / f"{name}_v0.1.jsonl").save_html(tmp_path / f"{name}.html")
+    out = Stepper(FIXTURES / f"{name}_v0.1.jsonl").save_html(tmp_path / f"{name}.html", start="first")
     requests = []
     with chromium_page() as page:
         page.on("request", lambda r: requests.append(r.url))
@@ -134,13 +136,67 @@ def test_ten_thousand_events_export_open_and_step_in_chromium(tmp_path):
     run = asyncio.run(go())
     n = len(run.log); assert n >= 10_000
     page_file = save_html(run, tmp_path / "big.html")
+    assert page_file.stat().st_size < 3_000_000, f"{page_file.stat().st_size:,} bytes"
     requests = []
     with chromium_page() as page:
         page.on("request", lambda r: requests.append(r.url))
-        page.goto(page_file.as_uri()); page.wait_for_function("() => document.getElementById('rk-position').textContent !== ''")  # the data may unpack asynchronously
+        page.goto(page_file.as_uri() + "#1"); page.wait_for_function("() => document.getElementById('rk-position').textContent !== ''")  # the data may unpack asynchronously
         assert page.inner_text("#rk-position") == f"1 / {n}"
         page.click("#rk-next"); assert page.inner_text("#rk-position") == f"2 / {n}"
         page.eval_on_selector("#rk-slider", "(s, v) => { s.value = v; s.dispatchEvent(new Event('input')) }", str(n - 2))
         assert page.inner_text("#rk-position") == f"{n - 1} / {n}" and "ok note 3332" in page.inner_text("#rk-picture")
         page.click("#rk-next"); assert "run.finished" in page.inner_text("#rk-event")
     assert [u for u in requests if not u.startswith("file:")] == []
+
+
+def _open(page, path, fragment=""):
+    page.goto(path.as_uri() + fragment)
+    page.wait_for_function("() => document.getElementById('rk-position').textContent !== ''")
+
+
+SAME = """([i, want]) => { const a = document.createElement('div'), b = document.createElement('div');
+  a.innerHTML = rkPicture(i); b.innerHTML = want; return a.innerHTML === b.innerHTML ? null : [a.innerHTML, b.innerHTML] }"""
+
+
+def test_every_algorithm_pictures_the_same_in_the_page_as_in_the_widget(tmp_path):
+    "The page builds each picture from the shipped parts (trees laid out by its own script): parsed, it is the widget's HTML."
+    from test_fit_browser import tree_run
+    jobs = []
+    for name in LOGS:
+        s = Stepper(FIXTURES / f"{name}_v0.1.jsonl")
+        steps = sorted({0, len(s) // 4, len(s) // 2, 3 * len(s) // 4, len(s) - 1})
+        jobs.append((name, save_html(s, tmp_path / f"{name}.html"), {i: s.picture(i) for i in steps}))
+    s = Stepper(tree_run(8, 5, 5))  # 901 events, 176 nodes: the layout's arithmetic on a big tree
+    jobs.append(("tot 8x5x5", save_html(s, tmp_path / "big.html"), {i: s.picture(i) for i in [*range(0, len(s), 90), len(s) - 1]}))
+    with chromium_page() as page:
+        for name, path, pictures in jobs:
+            _open(page, path)
+            for i, want in pictures.items():
+                diff = page.evaluate(SAME, [i, want])
+                assert diff is None, f"{name} step {i}: page {diff[0][:300]!r} vs widget {diff[1][:300]!r}"
+
+
+def test_the_file_grows_with_the_log_not_the_picture(tmp_path):
+    "The largest tree the bounds allow (depth 8, width 5, branching 5: about 900 events, 170 nodes; 6.7 MB when every step\n    shipped its SVG) is under 1 MB."
+    from test_fit_browser import tree_run
+    out = tree_run(8, 5, 5)
+    assert len(out.log) >= 850 and len(out.state.algo.nodes) >= 150, (len(out.log), len(out.state.algo.nodes))
+    size = save_html(out, tmp_path / "tree.html").stat().st_size
+    assert size < 1_000_000, f"{size:,} bytes"
+
+
+def test_opens_at_the_last_step_a_fragment_picks_one_and_keys_step(tmp_path):
+    s = Stepper(FIXTURES / "tot_v0.1.jsonl"); n = len(s)
+    last, first = s.save_html(tmp_path / "last.html"), s.save_html(tmp_path / "first.html", start="first")
+    with chromium_page() as page:
+        pos = lambda: page.inner_text("#rk-position")
+        _open(page, last); assert pos() == f"{n} / {n}" and "run.finished" in page.inner_text("#rk-event")
+        _open(page, first); assert pos() == f"1 / {n}"
+        _open(page, last, "#20"); assert pos() == f"20 / {n}"  # a shared link opens at its step
+        page.keyboard.press("ArrowRight"); assert pos() == f"21 / {n}" and page.evaluate("location.hash") == "#21"
+        page.keyboard.press("ArrowLeft"); page.keyboard.press("ArrowLeft"); assert pos() == f"19 / {n}"
+        page.keyboard.press("End"); assert pos() == f"{n} / {n}"
+        page.keyboard.press("Home"); assert pos() == f"1 / {n}"
+        page.keyboard.press(" "); page.wait_for_function("() => !document.getElementById('rk-position').textContent.startsWith('1 /')")
+        page.keyboard.press(" "); at = pos(); page.wait_for_timeout(900); assert pos() == at  # space plays, and space stops
+        page.evaluate("location.hash = '#7'"); page.wait_for_function("() => document.getElementById('rk-position').textContent.startsWith('7 /')")
