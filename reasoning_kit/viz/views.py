@@ -70,7 +70,7 @@ def state_table(obj: Any) -> str:
              obj if isinstance(obj, dict) else vars(obj) if hasattr(obj, "__dict__") else {"value": obj})
     rows = "".join(f'<tr><th style="text-align:left;padding-right:8px;vertical-align:top">{esc(k)}</th>'
                    f'<td style="text-align:left">{_value_html(v)}</td></tr>' for k, v in items.items())
-    return f'<table style="font-size:inherit">{rows}</table>'
+    return f'<table style="font-size:inherit">{rows}</table>' if rows else "<i>the state is empty</i>"
 
 
 # %% ../../nbs/19b_views.ipynb #c861b622
