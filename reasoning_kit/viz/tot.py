@@ -97,8 +97,9 @@ def tree_graph(s: ToTState, event: Event | None = None,
         if i in beam: a.update(_BEAM_FINAL if n.final else _BEAM)
         if i in win: a.update(_WIN)
         if i in focus: a.update(_CURRENT)
-        cls = " ".join(c for c, on in (("rkcur", i in focus), ("rkbeam", i in beam), ("rkwin", i in win)) if on)
-        if cls: a["class"] = cls  # the camera centres on rkcur; the page fits a big tree to the beam and the winning path
+        cls = " ".join(c for c, on in (("rkcur", i in focus), ("rkbeam", i in beam), ("rkwin", i in win), ("rkopen", n.status in ("proposed", "scored")),
+                                                ("rkpruned", n.status == "pruned")) if on)
+        if cls: a["class"] = cls  # the camera centres on rkcur; a page may show a big tree's beam, path and open candidates only
         tip = f"{n.id} [{n.status}{', ' + n.reason if n.reason else ''}] score {n.score}: {n.text}"
         reply = (replies or {}).get(i) if n.score is None else None
         g.node(i, node_label(n, tied.get(i)) + (f"\nreply in: {shorten(reply, 20)}" if reply is not None else ""), tooltip=tip[:500], **a)
