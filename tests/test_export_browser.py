@@ -202,6 +202,8 @@ def test_opens_at_the_last_step_a_fragment_picks_one_and_keys_step(tmp_path):
         page.keyboard.press(" "); page.wait_for_function("() => !document.getElementById('rk-position').textContent.startsWith('1 /')")
         page.keyboard.press(" "); at = pos(); page.wait_for_timeout(900); assert pos() == at  # space plays, and space stops
         page.evaluate("location.hash = '#7'"); page.wait_for_function("() => document.getElementById('rk-position').textContent.startsWith('7 /')")
+        items = page.locator("#rk-list li"); assert "7" in page.inner_text("#rk-list li.rk-on")  # the events around this one
+        items.last.click(); assert pos() == f"12 / {n}" and page.inner_text("#rk-list li.rk-on").split()[1] == s.events[11].kind
 
 
 ARTEFACTS = Path(os.environ.get("RK_ARTEFACTS") or ROOT / "build" / "screenshots")  # kept after the run: look at them

@@ -429,7 +429,11 @@ STYLESHEET = (  # the one stylesheet of the widget, the static frames and the ex
     ".rk-bar button:hover{background:#f1f5f9}.rk-bar input[type=range]{flex:1;min-width:160px}"
     ".rk-main{display:flex;gap:12px;padding:10px 16px;height:calc(100vh - 96px);box-sizing:border-box}"
     ".rk-main>#rk-picture{flex:3;min-width:0;overflow:auto;background:#fff;border:1px solid #e5e7eb;border-radius:6px;padding:8px}"
-    ".rk-main>#rk-event{flex:2;min-width:0;overflow:auto;background:#fff;border:1px solid #e5e7eb;border-radius:6px;padding:8px}"
+    ".rk-main>.rk-side{flex:2;min-width:0;display:flex;flex-direction:column;gap:8px}"
+    ".rk-side>#rk-event{flex:1;min-height:0;overflow:auto;background:#fff;border:1px solid #e5e7eb;border-radius:6px;padding:8px}"
+    ".rk-list{margin:0;padding:4px 8px;list-style:none;background:#fff;border:1px solid #e5e7eb;border-radius:6px;font:12px/1.5 ui-monospace,monospace;color:#4b5563}"
+    ".rk-list li{cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}.rk-list li:hover{color:#111827}"
+    ".rk-list li.rk-on{color:#1d4ed8;font-weight:600}.rk-n{display:inline-block;min-width:4em;text-align:right;color:#9ca3af}"
     ".rk-top kbd{font:11px monospace;border:1px solid #cbd5e1;border-radius:3px;padding:0 3px;background:#f8fafc}")
 
 def frame_html(picture: str, event: str, usage: str = "", title: str = "") -> str:
