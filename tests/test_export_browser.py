@@ -304,6 +304,10 @@ def test_status_colours_say_status(tmp_path):
         assert "judge rules" in page.inner_text("#rk-picture")
         colour = _rgb(page.eval_on_selector("#rk-picture", "p => { const d = [...p.querySelectorAll('div')].find(d => d.textContent.startsWith('judge rules')); return getComputedStyle(d.querySelector('b')).color }"))
         assert not red(colour), colour
+        for name in ("self_consistency", "tot"):  # an answer is news, not an alarm: no answer line in alarm red
+            _open(page, save_html(FIXTURES / f"{name}_v0.1.jsonl", tmp_path / f"{name}.html"))
+            colour = _rgb(page.eval_on_selector("#rk-picture", "p => { const d = [...p.querySelectorAll('div')].find(d => /answer: /.test(d.textContent) && d.querySelector('b')); return getComputedStyle([...d.querySelectorAll('b')].pop()).color }"))
+            assert not red(colour), (name, colour)
 
 
 def test_a_finished_swarm_counts_no_running_tool_calls(tmp_path):

@@ -69,7 +69,7 @@ def ruling_html(s: DebateState) -> str:
     if s.votes is not None:
         why = f' (the judge failed: {esc(shorten(s.judge_error, 80))})' if s.judge_error else ""
         tie = tie_note(s.votes, s.answer, "ties go to the answer given first")
-        return (f'<div>vote decides{why}: <b style="color:#dc2626">{esc(s.answer)}</b> · {_tally(s.votes, s.answer)}'
+        return (f'<div>vote decides{why}: <b style="color:#1d4ed8">{esc(s.answer)}</b> · {_tally(s.votes, s.answer)}'
                 f'{f" <small>({esc(tie)})</small>" if tie else ""}</div>')
     winner, votes = majority(s.final_answers())
     if not votes: return ""

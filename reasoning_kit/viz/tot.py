@@ -120,7 +120,7 @@ def tree_summary(s: ToTState, run: RunState | None = None) -> str:
     if waiting: parts.append(f"{waiting} waiting for a score")
     if s.failures: parts.append(f'<span style="color:#b91c1c">{len(s.failures)} failed proposals</span>')
     if s.stopped: parts.append(f"stopped: <b>{esc(s.stopped)}</b>")
-    if s.answer is not None: parts.append(f'answer: <b style="color:#dc2626">{esc(shorten(s.answer, 80))}</b>')
+    if s.answer is not None: parts.append(f'answer: <b style="color:#1d4ed8">{esc(shorten(s.answer, 80))}</b>')
     return f'<div style="margin-bottom:4px">{" · ".join(parts)}</div>'
 
 # %% ../../nbs/25_view_tot.ipynb #c851210a
