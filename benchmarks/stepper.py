@@ -7,10 +7,10 @@ usage: python benchmarks/stepper.py [events]
 The exported page (issue 34), on this 2-core VM under load, Chromium 156 headless at 1280x800:
 
     run                        events    write       size bytes/event  first picture  then next
-    tree of thoughts 8x5x5        926     5.6s     0.11 MB         118         213 ms      61 ms   (was 6.6 MB)
-    notes, generic view           998     0.6s     0.07 MB          67          62 ms      59 ms
-    notes, generic view         9,998    10.5s     0.52 MB          52         557 ms      82 ms
-    notes, generic view        99,998   120.3s     4.99 MB          50        5058 ms      60 ms
+    tree of thoughts 8x5x5        926     5.5s     0.12 MB         127         229 ms      61 ms   (was 6.6 MB)
+    notes, generic view           998     0.5s     0.07 MB          73          93 ms      53 ms
+    notes, generic view         9,998     7.8s     0.56 MB          56         492 ms      50 ms
+    notes, generic view        99,998    81.5s     5.46 MB          55        4308 ms      51 ms
 
 The page ships the log's steps once, gzipped: lines of HTML and tree nodes stored once each, trees laid out in
 the page. Size is about 50-120 bytes an event; the first picture waits for unpacking and parsing the JSON.
