@@ -2,6 +2,18 @@
 (target: every step under 100 ms, p95 and max printed).
 
 usage: python benchmarks/stepper.py [events]
+       python benchmarks/stepper.py export [events ...]   (the exported page only; default 1,000 10,000 100,000)
+
+The exported page (issue 34), on this 2-core VM under load, Chromium 156 headless at 1280x800:
+
+    run                        events    write       size bytes/event  first picture  then next
+    tree of thoughts 8x5x5        926     5.5s     0.12 MB         127         229 ms      61 ms   (was 6.6 MB)
+    notes, generic view           998     0.5s     0.07 MB          73          93 ms      53 ms
+    notes, generic view         9,998     7.8s     0.56 MB          56         492 ms      50 ms
+    notes, generic view        99,998    81.5s     5.46 MB          55        4308 ms      51 ms
+
+The page ships the log's steps once, gzipped: lines of HTML and tree nodes stored once each, trees laid out in
+the page. Size is about 50-120 bytes an event; the first picture waits for unpacking and parsing the JSON.
 
 A step is everything the widget does when it moves: the state after the new event (folded from the
 nearest checkpoint or from the state in hand, never from the start), the algorithm's picture of it,
@@ -143,7 +155,51 @@ def bench_tot():
     return statistics.mean(fwd)
 
 
-if __name__ == "__main__":
+def bench_export(counts=(1_000, 10_000, 100_000)):
+    """The exported page: its size and the time to its first picture in headless Chromium, against the event count
+    (targets: the largest tree under 1 MB, 10,000 events under 3 MB, 100,000 events open and step)."""
+    import shutil, tempfile
+    from pathlib import Path
+    from playwright.sync_api import sync_playwright
+    from reasoning_kit.viz import save_html
+    runs = [(f"notes, generic view", asyncio.run(make_log(Notes, max(1, (n - 2) // 3)))) for n in counts]
+    import hashlib, re
+    from reasoning_kit.algos import TreeOfThoughts
+    from reasoning_kit.llm.fake import text
+    h = lambda s: int(hashlib.md5(s.encode()).hexdigest()[:8], 16)
+    def wide(request):
+        u = next((m.content or "" for m in reversed(request.messages) if m.role == "user"), "")
+        if request.role == "evaluator": return text(f"score: {h(u) % 11}/10")
+        depth, k = len(re.findall(r"\n\d+\. ", u)), int(re.search(r"List up to (\d+)", u)[1])
+        return text("\n".join(f"step {depth + 1}: idea {(h(u) + 7 * i) % 97}" for i in range(k)))
+    async def tot():
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(wide)).attach(engine)
+            return await engine.run(TreeOfThoughts(depth=8, width=5, branching=5, generate="propose", min_score=3, stop_score=None),
+                                    {"task": "Make 24 from 4, 9, 10, 13"})
+    runs.insert(0, ("tree of thoughts 8x5x5", asyncio.run(tot())))
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    print(f"\nexported page (save_html): size and time to the first picture in headless Chromium 1280x800")
+    print(f"  {'run':<24} {'events':>8} {'write':>8} {'size':>10} {'bytes/event':>11} {'first picture':>14} {'then next':>10}")
+    with tempfile.TemporaryDirectory() as d, sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        page = b.new_page(viewport={"width": 1280, "height": 800})
+        for label, out in runs:
+            n = len(out.log)
+            t = time.perf_counter(); f = save_html(out, Path(d) / "run.html"); t_write = time.perf_counter() - t
+            size = f.stat().st_size
+            page.goto(f.as_uri()); page.wait_for_function("() => window.rkReady !== undefined", timeout=300_000)
+            first = page.evaluate("window.rkReady")
+            assert page.inner_text("#rk-position") == f"{n} / {n}"
+            t = time.perf_counter(); page.click("#rk-prev"); page.click("#rk-first"); page.click("#rk-next"); step = (time.perf_counter() - t) / 3
+            assert page.inner_text("#rk-position") == f"2 / {n}"
+            print(f"  {label:<24} {n:>8,} {t_write:>7.1f}s {size / 1e6:>8.2f} MB {size / n:>11.0f} {first:>11.0f} ms {step * 1000:>7.0f} ms")
+        b.close()
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["export"]:
+    bench_export(tuple(int(x) for x in sys.argv[2:]) or (1_000, 10_000, 100_000))
+elif __name__ == "__main__":
     n_events = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
     print(f"stepper benchmark; graphviz dot {'found' if dot_available() else 'NOT found (plain HTML pictures)'}")
     worst = bench(Notes, n_events, "generic view (state table)")

@@ -283,6 +283,11 @@ def subscribe(self: Log, fn: Callable[[Event], None]) -> Callable[[], None]:
     self._listeners.append(fn)
     return lambda: self._listeners.remove(fn) if fn in self._listeners else None
 
+@patch(as_prop=True)
+def listened(self: Log) -> bool:
+    "Whether anything is subscribed to this log (a running engine writing it, a stepper following it)."
+    return bool(self._listeners)
+
 # %% ../nbs/00_events.ipynb #7c5bf309
 def packed_part(data: dict, key: str) -> tuple | None:
     "Where a log keeps `data[key]`, as `(shape, leaves, start)`, while its listeners are told of `data`; None at other times."

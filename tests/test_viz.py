@@ -253,3 +253,41 @@ def test_compare_jumps_to_where_a_fork_parts(k):
     assert c.step == c.departure and any(i >= c.diff.at for i in c.position(c.step))
     assert c.step == 0 or all(i < c.diff.at for i in c.position(c.step - 1))
     assert "they part at event" in c.html()
+
+
+def test_running_tool_calls_are_counted_from_pending_events():
+    "A tool call runs from its request to its result: the picture says so exactly then, whatever the algorithm's own records."
+    import re
+    from test_export_browser import _swarm_run
+    s = Stepper(_swarm_run())
+    req = next(i for i, e in enumerate(s.events) if e.kind == "tool.request")
+    res = next(i for i, e in enumerate(s.events) if e.kind in ("tool.result", "tool.error"))
+    running = [i for i in range(len(s)) if "running)" in s.picture(i)]
+    assert running == list(range(req, res)), (running, req, res)
+    assert re.search(r"1 tool call\b", s.picture(len(s) - 1)) and "running" not in s.picture(len(s) - 1)
+
+
+def test_a_stepper_follows_a_log_only_while_something_writes_it():
+    "Whether a log is being written is asked through Log.listened, not by reaching into the log's private listeners."
+    log = Log(); log.append("run.started", {"algorithm": "demo"})
+    assert not log.listened and Stepper(log)._live() is False
+    stop = log.subscribe(lambda e: None)
+    s = Stepper(log); assert log.listened and s._live()
+    log.append("run.finished", {"status": "ok"}); assert not s._live()  # it stops at the end of the run
+    stop(); assert not log.listened
+    src = "\n".join(p.read_text() for p in (ROOT / "reasoning_kit" / "viz").glob("*.py"))
+    assert "log._listeners" not in src
+
+
+def test_the_closing_line_is_green_only_for_an_ok_run():
+    from test_export_browser import _failed_run
+    bad = Stepper(_failed_run()); ok = Stepper(FIXTURES / "tot_v0.1.jsonl")
+    assert "rk-bad" in bad.closing_html(len(bad) - 1) and "#f0fdf4" not in bad.closing_html(len(bad) - 1)
+    assert "rk-ok" in ok.closing_html(len(ok) - 1)
+
+
+def test_tree_scores_show_on_the_0_10_scale():
+    from reasoning_kit.algos.tot import ThoughtNode
+    from reasoning_kit.viz.tot import node_label, score_text
+    assert node_label(ThoughtNode(id="n.1", text="x", score=0.0005, status="kept")).startswith("n.1 · <0.01\n")
+    assert [score_text(x) for x in (10.0, 6.5, 1 / 3)] == ["10", "6.5", "0.33"]

@@ -19,21 +19,22 @@ from typing import Callable
 from ..events import Event, Log, LogFormatError, Timeline, fold
 from ..engine import Algorithm, Outcome, Run, RunReducer, RunState, algorithm_of
 from ..timetravel import RunDiff, diff
-from .html import (FRAME_CSS, NO_DOT, Frame, Graph, camera, current_point, dot_available, effect_html, esc, event_html, fields_html,
+from .html import (FRAME_CSS, GRAPH_MARK, NO_DOT, STYLESHEET, Frame, capture_graphs, Graph, camera, current_point, dot_available, effect_html, esc, event_html, fields_html,
                                     frame_html, message_html, shorten, to_html, usage_html)
 from .views import Jump, View, generic_view, matcher, reply_text, says, state_table, tie_note, view, view_for, views
 from fastcore.basics import patch
 
-_all_ = ["FRAME_CSS", "NO_DOT", "Frame", "Graph", "camera", "current_point", "dot_available", "effect_html", "esc", "event_html", "fields_html", "frame_html",
+_all_ = ["FRAME_CSS", "GRAPH_MARK", "NO_DOT", "STYLESHEET", "capture_graphs", "Frame", "Graph", "camera", "current_point", "dot_available", "effect_html", "esc", "event_html", "fields_html", "frame_html",
          "message_html", "shorten", "to_html", "usage_html", "Jump", "View", "generic_view", "matcher", "reply_text", "says",
          "state_table", "tie_note", "view",
          "view_for", "views"]  # re-exported: `from reasoning_kit.viz import Graph, view` as before
 
 # %% auto #0
 __all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'HIDE_STATIC', 'StepReducer', 'BadLogError', 'read_log', 'Stepper', 'Compare', 'FRAME_CSS',
-           'NO_DOT', 'Frame', 'Graph', 'camera', 'current_point', 'dot_available', 'effect_html', 'esc', 'event_html',
-           'fields_html', 'frame_html', 'message_html', 'shorten', 'to_html', 'usage_html', 'Jump', 'View',
-           'generic_view', 'matcher', 'reply_text', 'says', 'state_table', 'tie_note', 'view', 'view_for', 'views']
+           'GRAPH_MARK', 'NO_DOT', 'STYLESHEET', 'capture_graphs', 'Frame', 'Graph', 'camera', 'current_point',
+           'dot_available', 'effect_html', 'esc', 'event_html', 'fields_html', 'frame_html', 'message_html', 'shorten',
+           'to_html', 'usage_html', 'Jump', 'View', 'generic_view', 'matcher', 'reply_text', 'says', 'state_table',
+           'tie_note', 'view', 'view_for', 'views']
 
 # %% ../../nbs/20_stepper.ipynb #20d22a25
 class StepReducer(RunReducer):
@@ -110,7 +111,7 @@ class Stepper:
         self._jump_index: dict[str, tuple[Callable, list[int], int]] = {}
         self._listeners: list[Callable[[], None]] = []
         finished = any(e.kind == "run.finished" for e in self.events[-1:])
-        growing = isinstance(source, Run) or bool(self.log._listeners)  # a running engine is writing it
+        growing = isinstance(source, Run) or self.log.listened  # a running engine is writing it
         self._unsubscribe = self.log.subscribe(self._on_event) if growing and not finished else None
 
     def __len__(self): return len(self.events)
@@ -208,8 +209,7 @@ def _changed(self: Stepper):
 
 
 # %% ../../nbs/20_stepper.ipynb #1f9f1bcf
-FIT_CSS = ("<style>.rk-fit svg{max-width:100%;max-height:600px;width:auto;height:auto}"  # big trees shrink to fit the pane, never cropped
-           ".rk-fit td,.rk-fit span{white-space:normal;overflow-wrap:anywhere}</style>")  # summaries wrap
+FIT_CSS = f"<style>{STYLESHEET}</style>"  # the shared stylesheet: big trees shrink to fit the pane, summaries wrap
 
 @patch
 def picture(self: Stepper, i: int | None = None) -> str:
@@ -260,9 +260,11 @@ def closing_html(self: Stepper, i: int) -> str:
     try: answer = (self.algorithm.result(s.algo) or {}).get("answer") if self.algorithm else None
     except Exception: answer = None
     cost = f" · cost ${s.cost:.4f}"  # shown even at zero: a scripted or unpriced model costs nothing
-    return (f'<div class="rk-closing" style="margin-top:6px;padding:4px 6px;background:#f0fdf4;border:1px solid #bbf7d0">'
+    ok = s.status == "ok"  # green only for a run that ended well: a failed run's answer is not a success
+    box = "background:#f0fdf4;border:1px solid #bbf7d0" if ok else "background:#fef2f2;border:1px solid #fecaca"
+    return (f'<div class="rk-closing {"rk-ok" if ok else "rk-bad"}" style="margin-top:6px;padding:4px 6px;{box}">'
             f'answer <b>{esc(shorten(answer, 200)) if answer is not None else "none"}</b> · {s.calls} model calls · '
-            f'{s.tokens:,} tokens{cost} · status <b>{esc(s.status)}</b></div>')
+            f'{s.tokens:,} tokens{cost} · status <b style="color:{"#047857" if ok else "#b91c1c"}">{esc(s.status)}</b></div>')
 
 
 # %% ../../nbs/20_stepper.ipynb #5b425879

@@ -64,12 +64,12 @@ def _tally(votes: dict, winner: str | None) -> str:
 def ruling_html(s: DebateState) -> str:
     "The judge's ruling, the final tally, or the tally so far."
     if s.ruling is not None:
-        return (f'<div>judge rules: <b style="color:#dc2626">{esc(s.ruling["answer"])}</b>'
+        return (f'<div>judge rules: <b style="color:#1d4ed8">{esc(s.ruling["answer"])}</b>'
                 f'<details><summary><small>the judge\'s reply</small></summary><div style="white-space:pre-wrap">{esc(s.ruling["text"])}</div></details></div>')
     if s.votes is not None:
         why = f' (the judge failed: {esc(shorten(s.judge_error, 80))})' if s.judge_error else ""
         tie = tie_note(s.votes, s.answer, "ties go to the answer given first")
-        return (f'<div>vote decides{why}: <b style="color:#dc2626">{esc(s.answer)}</b> · {_tally(s.votes, s.answer)}'
+        return (f'<div>vote decides{why}: <b style="color:#1d4ed8">{esc(s.answer)}</b> · {_tally(s.votes, s.answer)}'
                 f'{f" <small>({esc(tie)})</small>" if tie else ""}</div>')
     winner, votes = majority(s.final_answers())
     if not votes: return ""

@@ -13,6 +13,8 @@ import html
 import re
 import shutil
 from collections import OrderedDict
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from ..events import Event
@@ -20,8 +22,9 @@ from ..engine import RunState
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['NO_DOT', 'FRAME_CSS', 'dot_available', 'esc', 'shorten', 'Graph', 'tree_layout', 'current_point', 'camera',
-           'message_html', 'fields_html', 'effect_html', 'event_html', 'usage_html', 'to_html', 'frame_html', 'Frame']
+__all__ = ['NO_DOT', 'GRAPH_MARK', 'FRAME_CSS', 'STYLESHEET', 'dot_available', 'esc', 'shorten', 'Graph', 'tree_layout',
+           'capture_graphs', 'current_point', 'camera', 'message_html', 'fields_html', 'effect_html', 'event_html',
+           'usage_html', 'to_html', 'frame_html', 'Frame']
 
 # %% ../../nbs/19a_html.ipynb #0a4a6ed6
 NO_DOT = ("Graphviz's <code>dot</code> program was not found, so this is a plain HTML rendering; "
@@ -130,10 +133,16 @@ def plain(self: Graph) -> str:
 
 
 # %% ../../nbs/19a_html.ipynb #d9df683a
+_captured: ContextVar[list | None] = ContextVar("rk_captured_graphs", default=None)
+GRAPH_MARK = "\ue000"  # where a captured tree sits in a picture's HTML (a private-use character)
+
 @patch
 def html(self: Graph) -> str:
     "SVG when `dot` is here (or the graph is a tree laid out here), else the notice and the plain rendering."
-    if self.tree and self.forest() is not None: return self.tree_svg()
+    if self.tree and self.forest() is not None:
+        kept = _captured.get()
+        if kept is None: return self.tree_svg()
+        kept.append(self); return GRAPH_MARK  # a page that lays trees out itself (see `capture_graphs`)
     if dot_available():
         try: return self.svg()
         except Exception as e:  # graphviz.ExecutableNotFound, or dot failing on this machine
@@ -167,6 +176,12 @@ def _box(a: dict) -> tuple[float, float, float]:
 
 
 # %% ../../nbs/19a_html.ipynb #492c1d10
+def _total(xs) -> float:
+    "Left to right, one addition at a time: what the exported page does (Python 3.12's `sum` compensates, and may differ in the last bit)."
+    t = 0
+    for x in xs: t = t + x
+    return t
+
 def tree_layout(roots: list[str], kids: dict[str, list[str]], nodes: dict[str, dict],
                 gap: float = 4, colgap: float = 26) -> dict[str, tuple[float, float, float, float]]:
     "Each node's centre x, centre y, width and height: one column per depth, parents centred on their children."
@@ -176,15 +191,15 @@ def tree_layout(roots: list[str], kids: dict[str, list[str]], nodes: dict[str, d
         n, d = todo.pop(); depth[n] = d; order.append(n); todo.extend((c, d + 1) for c in reversed(kids.get(n, [])))
     cols = {}
     for n, d in depth.items(): cols[d] = max(cols.get(d, 0), box[n][0])
-    left = {d: sum(cols[k] + colgap for k in range(d)) for d in cols}
+    left = {d: _total(cols[k] + colgap for k in range(d)) for d in cols}
     span = {}
     for n in reversed(order):  # children before parents
-        block = sum(span[c] for c in kids.get(n, [])) + gap * max(len(kids.get(n, [])) - 1, 0)
+        block = _total(span[c] for c in kids.get(n, [])) + gap * max(len(kids.get(n, [])) - 1, 0)
         span[n] = max(box[n][1], block)
-    pos, tops = {}, {r: sum(span[q] + gap for q in roots[:k]) for k, r in enumerate(roots)}
+    pos, tops = {}, {r: _total(span[q] + gap for q in roots[:k]) for k, r in enumerate(roots)}
     for n in order:  # parents before children
         top = tops[n]; pos[n] = (left[depth[n]] + box[n][0] / 2, top + span[n] / 2, box[n][0], box[n][1])
-        cs = kids.get(n, []); block = sum(span[c] for c in cs) + gap * max(len(cs) - 1, 0); t = top + (span[n] - block) / 2
+        cs = kids.get(n, []); block = _total(span[c] for c in cs) + gap * max(len(cs) - 1, 0); t = top + (span[n] - block) / 2
         for c in cs: tops[c] = t; t += span[c] + gap
     return pos
 
@@ -225,6 +240,14 @@ def _node_svg(k: int, n: str, p: tuple, items: tuple) -> str:
             f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w:.1f}" height="{h:.1f}" rx="4" fill="{esc(_colour(a.get("fillcolor"), "white"))}" '
             f'stroke="{esc(_colour(a.get("color")))}" stroke-width="{float(a.get("penwidth", 1)):g}"{dash}/>{texts}</g></g>')
 
+
+# %% ../../nbs/19a_html.ipynb #d32af1a8
+@contextmanager
+def capture_graphs():
+    "Within the block, each tree Graph drawn becomes `GRAPH_MARK` in the HTML, and the Graph goes into the list yielded."
+    kept: list[Graph] = []; token = _captured.set(kept)
+    try: yield kept
+    finally: _captured.reset(token)
 
 # %% ../../nbs/19a_html.ipynb #ab0be019
 _VIEWBOX = re.compile(r'viewBox="([-\d.]+) ([-\d.]+) ([-\d.]+) ([-\d.]+)"')
@@ -391,7 +414,27 @@ def to_html(obj: Any) -> str:
     return f"<pre>{esc(obj)}</pre>"
 
 # %% ../../nbs/19a_html.ipynb #fb28050b
-FRAME_CSS = "font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;font-size:13px;line-height:1.35"
+FRAME_CSS = "font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;font-size:13px;line-height:1.4;color:#1f2937"
+STYLESHEET = (  # the one stylesheet of the widget, the static frames and the exported page
+    ".rk-fit svg{max-width:100%;max-height:600px;width:auto;height:auto}.rk-fit td,.rk-fit span{white-space:normal;overflow-wrap:anywhere}"
+    ".rk-say{margin-bottom:4px;padding:3px 8px;background:#eff6ff;border-left:3px solid #2563eb;border-radius:2px}"
+    ".rk-closing{margin-top:6px;padding:5px 8px;border:1px solid #e5e7eb;border-radius:4px}"
+    ".rk-closing.rk-ok{background:#f0fdf4;border-color:#bbf7d0}.rk-closing.rk-bad{background:#fef2f2;border-color:#fecaca}"
+    ".rk-usage{font-size:12px;color:#4b5563}.rk-event h4,.rk-event b{color:#111827}"
+    "body.rk-page{margin:0;background:#f8fafc;" + FRAME_CSS + "}"
+    ".rk-top{padding:8px 16px;background:#fff;border-bottom:1px solid #e5e7eb;position:sticky;top:0}"
+    ".rk-top h1{font-size:16px;margin:0 0 4px 0;font-weight:600}"
+    ".rk-bar{display:flex;flex-wrap:wrap;gap:6px;align-items:center}"
+    ".rk-bar button,.rk-bar select{font:inherit;padding:2px 8px;border:1px solid #cbd5e1;border-radius:4px;background:#fff;cursor:pointer}"
+    ".rk-bar button:hover{background:#f1f5f9}.rk-bar input[type=range]{flex:1;min-width:160px}"
+    ".rk-main{display:flex;gap:12px;padding:10px 16px;height:calc(100vh - 96px);box-sizing:border-box}"
+    ".rk-main>#rk-picture{flex:3;min-width:0;overflow:auto;background:#fff;border:1px solid #e5e7eb;border-radius:6px;padding:8px}"
+    ".rk-main>.rk-side{flex:2;min-width:0;display:flex;flex-direction:column;gap:8px}"
+    ".rk-side>#rk-event{flex:1;min-height:0;overflow:auto;background:#fff;border:1px solid #e5e7eb;border-radius:6px;padding:8px}"
+    ".rk-list{margin:0;padding:4px 8px;list-style:none;background:#fff;border:1px solid #e5e7eb;border-radius:6px;font:12px/1.5 ui-monospace,monospace;color:#4b5563}"
+    ".rk-list li{cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}.rk-list li:hover{color:#111827}"
+    ".rk-list li.rk-on{color:#1d4ed8;font-weight:600}.rk-n{display:inline-block;min-width:4em;text-align:right;color:#9ca3af}"
+    ".rk-top kbd{font:11px monospace;border:1px solid #cbd5e1;border-radius:3px;padding:0 3px;background:#f8fafc}")
 
 def frame_html(picture: str, event: str, usage: str = "", title: str = "") -> str:
     "A picture beside an event, with a usage line on top."

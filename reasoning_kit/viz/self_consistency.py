@@ -65,7 +65,7 @@ def self_consistency_view(state: RunState, event: Event | None) -> str:
     arrived = sum(1 for t in s.texts if t is not None)
     parts = [f"<b>{arrived}</b> of {s.samples} samples", f"mode {esc(s.mode)}", f"temperature {s.temperature}"]
     if s.failed: parts.append(f'<span style="color:#b91c1c">{len(s.failed)} failed</span>')
-    if s.voted: parts.append(f'answer: <b style="color:#dc2626">{esc(s.answer)}</b> with {s.agreement:.0%} of the votes'
+    if s.voted: parts.append(f'answer: <b style="color:#1d4ed8">{esc(s.answer)}</b> with {s.agreement:.0%} of the votes'
                              if s.agreement is not None else f"answer: <b>{esc(s.answer)}</b>")
     elif s.leader is not None: parts.append(f"leading so far: <b>{esc(s.leader)}</b>")
     details = "".join(f"<details><summary><small>sample {i + 1}</small></summary><div style=\"white-space:pre-wrap\">{esc(t)}</div></details>"

@@ -77,8 +77,11 @@ def _fold_early(parts: list[str], upto: int) -> str:
 def tool_runs(s: LoopState, run: RunState | None = None) -> list[dict]:
     "The tools that ran as tool calls (a Swarm's hand-offs are not tool calls: they are left out)."
     if run is None: return list(s.tools_run)
-    ids = {k.split("/tool/", 1)[1] for k in (*run.results, *run.pending) if "/tool/" in k}
-    return [t for t in s.tools_run if t.get("call_id") in ids]
+    keys, at, out = {k for k in (*run.results, *run.pending) if "/tool/" in k}, {}, []
+    for t in s.tools_run:  # a call's key is loop/<turn>/tool/<its place in the turn> (older logs: <its call id>)
+        i = at[t["turn"]] = at.get(t["turn"], -1) + 1
+        if f"loop/{t['turn']}/tool/{i}" in keys or f"loop/{t['turn']}/tool/{t.get('call_id')}" in keys: out.append(t)
+    return out
 
 
 # %% ../../nbs/21_view_toolloop.ipynb #87a52e70
@@ -87,10 +90,11 @@ def loop_summary(s: LoopState, config: dict, run: RunState | None = None) -> str
     parts = [f"turn <b>{s.turns}</b> of at most {config.get('max_turns', '?')}"]
     ran = tool_runs(s, run)
     refused = [t for t in s.tools_run if t not in ran and t.get("error")]  # bad arguments: refused before any tool call
-    n = run.issued.get("tool", 0) if run is not None else len(ran)
+    running = sum(1 for k in run.pending if "/tool/" in k) if run is not None else 0  # requested, no result yet: from the events
+    n = sum(1 for k in run.results if "/tool/" in k) + running if run is not None else len(ran)
     if n or refused:
         failed, shown = sum(1 for t in ran if t.get("error")) + len(refused), [t for t in s.tools_run if t in ran or t in refused]
-        parts.append(f"{n} tool call{'s' if n != 1 else ''}" + (f" ({n - len(ran)} running)" if n > len(ran) else "")
+        parts.append(f"{n} tool call{'s' if n != 1 else ''}" + (f" ({running} running)" if running else "")
                      + (f" + {len(refused)} refused" if refused else "")
                      + (f' (<span style="color:#b91c1c">{failed} failed</span>)' if failed else "")
                      + (": " + esc(", ".join(t["name"] for t in shown[-6:])) + (" …" if len(shown) > 6 else "") if shown else ""))

@@ -17,7 +17,7 @@ from ..engine import RunState
 from . import Graph, esc, reply_text, says, shorten, view
 
 # %% auto #0
-__all__ = ['node_label', 'ties', 'tree_graph', 'tree_summary', 'tot_view', 'tot_says']
+__all__ = ['score_text', 'node_label', 'ties', 'tree_graph', 'tree_summary', 'tot_view', 'tot_says']
 
 # %% ../../nbs/25_view_tot.ipynb #d5d70696
 _STYLE = {
@@ -44,9 +44,14 @@ def _wrap(s: str, width: int, lines: int) -> str:
     if len(out) > lines: out = out[:lines - 1] + [shorten(" ".join(out[lines - 1:]), width)]
     return "\n".join(out)
 
+def score_text(x: float) -> str:
+    "A score as the 0-10 scale's own numbers: at most two decimals, never an exponent (0.0005 is shown as <0.01)."
+    t = f"{x:.2f}".rstrip("0").rstrip(".")
+    return "<0.01" if t in ("0", "-0") and x > 0 else "0" if t == "-0" else t
+
 def node_label(n: ThoughtNode, tie: str | None = None) -> str:  # tie: the node it lost a tie to, if it did
     "A node's label: its id and score, then its step, shortened."
-    score = "" if n.score is None else f" · {n.score:g}" + (" (malformed)" if n.how == "malformed" else " (failed)" if n.how == "failed" else "")
+    score = "" if n.score is None else f" · {score_text(n.score)}" + (" (malformed)" if n.how == "malformed" else " (failed)" if n.how == "failed" else "")
     if n.status == "root": return "task\n" + _wrap(n.text, 30, 3)
     if n.status == "pruned":
         why = f"✗ same as {n.duplicate_of}" if n.reason == "duplicate" and n.duplicate_of else _REASON.get(n.reason, "✗ pruned")
@@ -91,7 +96,10 @@ def tree_graph(s: ToTState, event: Event | None = None,
         a = dict(_STYLE.get(n.status, {}))
         if i in beam: a.update(_BEAM_FINAL if n.final else _BEAM)
         if i in win: a.update(_WIN)
-        if i in focus: a.update(_CURRENT, **{"class": "rkcur"})  # the camera centres on it
+        if i in focus: a.update(_CURRENT)
+        cls = " ".join(c for c, on in (("rkcur", i in focus), ("rkbeam", i in beam), ("rkwin", i in win), ("rkopen", n.status in ("proposed", "scored")),
+                                                ("rkpruned", n.status == "pruned")) if on)
+        if cls: a["class"] = cls  # the camera centres on rkcur; a page may show a big tree's beam, path and open candidates only
         tip = f"{n.id} [{n.status}{', ' + n.reason if n.reason else ''}] score {n.score}: {n.text}"
         reply = (replies or {}).get(i) if n.score is None else None
         g.node(i, node_label(n, tied.get(i)) + (f"\nreply in: {shorten(reply, 20)}" if reply is not None else ""), tooltip=tip[:500], **a)
@@ -105,14 +113,14 @@ def tree_summary(s: ToTState, run: RunState | None = None) -> str:
     "One line of HTML: level, beam, pending candidates, and the ending."
     depth = s.settings.get("depth", "?")
     if not s.nodes: return "<div><i>the search has not started</i></div>"
-    beam = ", ".join(f"{i} ({s.nodes[i].score:g})" if s.nodes[i].score is not None else i for i in s.beam if i != "n") or "the root"
+    beam = ", ".join(f"{i} ({score_text(s.nodes[i].score)})" if s.nodes[i].score is not None else i for i in s.beam if i != "n") or "the root"
     waiting = sum(1 for i in s.candidates if s.nodes[i].score is None)
     pruned = sum(1 for n in s.nodes.values() if n.status == "pruned")
     parts = [f"level <b>{s.level}</b> of {depth}", f"beam: <b>{esc(beam)}</b>", f"{len(s.nodes) - 1} nodes, {pruned} pruned"]
     if waiting: parts.append(f"{waiting} waiting for a score")
     if s.failures: parts.append(f'<span style="color:#b91c1c">{len(s.failures)} failed proposals</span>')
     if s.stopped: parts.append(f"stopped: <b>{esc(s.stopped)}</b>")
-    if s.answer is not None: parts.append(f'answer: <b style="color:#dc2626">{esc(shorten(s.answer, 80))}</b>')
+    if s.answer is not None: parts.append(f'answer: <b style="color:#1d4ed8">{esc(shorten(s.answer, 80))}</b>')
     return f'<div style="margin-bottom:4px">{" · ".join(parts)}</div>'
 
 # %% ../../nbs/25_view_tot.ipynb #c851210a
@@ -136,19 +144,19 @@ _PRUNED = {"min_score": "below the minimum score", "beam_capacity": "beam full",
 def tot_says(state: RunState, e: Event) -> str | None:
     "What a tree-of-thoughts event did, in the search's terms."
     s, d, k = state.algo, e.data, e.kind
-    sc = lambda i: f"{s.nodes[i].score:g}" if i in s.nodes and s.nodes[i].score is not None else "?"
+    sc = lambda i: score_text(s.nodes[i].score) if i in s.nodes and s.nodes[i].score is not None else "?"
     if k == "tot.level_started": return f"level {d['level']}: expanding {', '.join(d.get('frontier') or []) or 'nothing'}"
     if k == "tot.proposed":
         extra = f" (the same step as {d['duplicate_of']})" if d.get("duplicate_of") else f" (a complete answer: {d['answer']})" if d.get("answer") else ""
         return f"{d['node']} proposed under {d['parent']}: {shorten(d.get('text'), 60)}{extra}"
-    if k == "tot.evaluated": return f"{d['node']} scored {d['score']:g}" + {"malformed": " (the reply had no readable score)", "failed": " (the evaluation failed)"}.get(d.get("how"), "")
+    if k == "tot.evaluated": return f"{d['node']} scored {score_text(d['score'])}" + {"malformed": " (the reply had no readable score)", "failed": " (the evaluation failed)"}.get(d.get("how"), "")
     if k == "tot.pruned":
         tie = ties(s).get(d["node"])
         why = _PRUNED.get(d.get("reason"), d.get("reason")) + (f"; a tie with {tie} at {sc(tie)}: the earlier node in tree order is kept" if tie else "")
-        return f"{d['node']}" + (f" scored {d['score']:g}" if d.get("score") is not None else "") + f": pruned, {why}"
+        return f"{d['node']}" + (f" scored {score_text(d['score'])}" if d.get("score") is not None else "") + f": pruned, {why}"
     if k == "tot.selected": return f"level {d['level']}: kept " + ", ".join(f"{i} ({sc(i)})" for i in d["beam"])
     if k == "tot.proposal_failed": return f"proposing under {d['parent']} failed: {shorten(d.get('error'), 80)}"
-    if k == "tot.solved": return f"{d['node']} solves it ({d['reason']}, score {d['score']:g})"
+    if k == "tot.solved": return f"{d['node']} solves it ({d['reason']}, score {score_text(d['score'])})"
     if k == "tot.completed": return f"the search ends ({d.get('stopped')}): answer {d.get('answer')} from {d.get('winner')}"
     return None
 

@@ -9,6 +9,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/views.html.md"""
 from __future__ import annotations
 
 import importlib
+import itertools
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Callable
 
@@ -52,10 +53,14 @@ def matcher(j: Jump) -> Callable[[Event], bool]:
 
 
 # %% ../../nbs/19b_views.ipynb #5caaafbb
-def _value_html(v: Any, n: int = 200) -> str:
+def _head(v, k: int):
+    "The first `k` items of a list, tuple or dict: enough for `k` characters of its text, without writing out the rest."
+    return v if len(v) <= k else dict(itertools.islice(v.items(), k)) if isinstance(v, dict) else v[:k]
+
+def _value_html(v: Any, n: int = 200) -> str:  # a long state is cut before it is written out: a step's picture costs the same at event 10 and 100,000
     if isinstance(v, (list, tuple)) and v and not isinstance(v[0], (dict, list)):
-        return esc(shorten(", ".join(map(str, v)), n))
-    if isinstance(v, (list, tuple, dict)): return f"<small>{len(v)} item{'s' if len(v) != 1 else ''}</small> " + esc(shorten(v, n))
+        return esc(shorten(", ".join(map(str, _head(v, 2 * n + 2))), n))
+    if isinstance(v, (list, tuple, dict)): return f"<small>{len(v)} item{'s' if len(v) != 1 else ''}</small> " + esc(shorten(_head(v, 2 * n + 2), n))
     return esc(shorten(v, n))
 
 def state_table(obj: Any) -> str:
@@ -65,7 +70,7 @@ def state_table(obj: Any) -> str:
              obj if isinstance(obj, dict) else vars(obj) if hasattr(obj, "__dict__") else {"value": obj})
     rows = "".join(f'<tr><th style="text-align:left;padding-right:8px;vertical-align:top">{esc(k)}</th>'
                    f'<td style="text-align:left">{_value_html(v)}</td></tr>' for k, v in items.items())
-    return f'<table style="font-size:inherit">{rows}</table>'
+    return f'<table style="font-size:inherit">{rows}</table>' if rows else "<i>the state is empty</i>"
 
 
 # %% ../../nbs/19b_views.ipynb #c861b622
