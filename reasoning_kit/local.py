@@ -285,7 +285,7 @@ def _count_prompt(self: LocalServer, messages: list[dict]) -> int:
 
 LocalServer.count_prompt = _count_prompt
 
-# %% ../nbs/06g_local.ipynb #04b5585e
+# %% ../nbs/06g_local.ipynb #6f920c15
 def serve(model: str | Path = "smollm2",  # a known model's name (see KNOWN_MODELS) or a .gguf path
           slots: int = 4,  # requests the server decodes together (llama-server's -np)
           context: int | None = None,  # tokens one request may use; None: the model's, at most 4096
@@ -295,7 +295,7 @@ def serve(model: str | Path = "smollm2",  # a known model's name (see KNOWN_MODE
     "Start llama-server on 127.0.0.1 serving `model` and wait until it is loaded; stop it with `close()` or `with`."
     return LocalServer(model, slots, context, threads, port, **kw)
 
-# %% ../nbs/06g_local.ipynb #8671e2c9
+# %% ../nbs/06g_local.ipynb #e5dec725
 _SHARED: dict[str, LocalServer] = {}
 _shared_lock = threading.Lock()
 
@@ -328,7 +328,7 @@ def register() -> list[str]:
 
 register();
 
-# %% ../nbs/06g_local.ipynb #0ff5205b
+# %% ../nbs/06g_local.ipynb #8872ac88
 def cli(argv: list[str]) -> int:
     "The `serve`, `build-server` and `fetch-model` commands of `reasoning-kit`."
     import argparse
