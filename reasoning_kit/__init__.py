@@ -13,6 +13,7 @@ Modules:
 - `reasoning_kit.algos.swarm`: One conversation, several agents; a hand-off is a tool call, and the rules are enforced in code.
 - `reasoning_kit.algos.toolloop`: Call the model; run the tools it asks for; repeat until it answers or the turns run out.
 - `reasoning_kit.algos.tot`: A beam search over reasoning steps: propose several next steps, score them, keep the best few, repeat.
+- `reasoning_kit.algos.tot_prompts`: The default prompts of Tree of Thoughts, the hooks that replace them, and how a model's reply becomes a step, a score or a vote.
 - `reasoning_kit.answers`: Turn a model's reply into the answer an algorithm compares: extraction, normalisation and the vote, in one place, with the raw reply always kept beside the answer.
 - `reasoning_kit.checks`: Every constructor checks every argument the same way, and says which parameter was wrong and what it accepts; a renamed parameter keeps working for one version.
 - `reasoning_kit.clients.anthropic_wire`: Requests to Messages API JSON and back, and its named stream events reassembled.

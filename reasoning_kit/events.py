@@ -23,8 +23,8 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 # %% auto #0
-__all__ = ['SCHEMA_VERSION', 'DURABILITY', 'pydantic_slot_setters', 'LOG_FORMAT', 'TORN', 'Event', 'Shape', 'pack', 'unpack',
-           'Events', 'Log', 'packed_part', 'LogFormatError', 'LogLocked', 'Reducer', 'fold', 'Timeline']
+__all__ = ['SCHEMA_VERSION', 'DURABILITY', 'pydantic_slot_setters', 'LOG_FORMAT', 'TORN', 'Event', 'Events', 'Log', 'packed_part',
+           'LogFormatError', 'LogLocked', 'Reducer', 'fold', 'Timeline', 'Shape', 'pack', 'unpack']
 
 # %% ../nbs/00_events.ipynb #19079dba
 SCHEMA_VERSION = 1  # bump when the meaning of a stored event changes; old logs must still fold
@@ -46,113 +46,9 @@ class Event(BaseModel):
         return v
 
 # %% ../nbs/00_events.ipynb #c5e63df5
-_BIG = 64  # a dict or list with more items than this is kept whole, as one leaf (its shape would be one of a kind)
-_SHAPES_KEPT = 4096  # distinct shapes shared and compiled; past that (dicts keyed by data, say) a new form is kept whole, as one leaf
+from ._packed import Shape, pack, unpack
 
-def _spec(v, leaves: list):
-    "The shape of `v` as nested tuples (None where a leaf goes), appending its leaves to `leaves` in order."
-    t = type(v)
-    if t is dict and len(v) <= _BIG and all(type(k) is str for k in v):  # JSON's keys: others (1 and True are equal keys) stay whole
-        return (dict, tuple(v), tuple([_spec(x, leaves) for x in v.values()]))
-    if t is list and len(v) <= _BIG: return (list, tuple([_spec(x, leaves) for x in v]))
-    leaves.append(v); return None
-
-def _size(spec) -> int: return 1 if spec is None else sum(map(_size, spec[-1]))  # how many leaves a value of `spec` has
-
-class Shape:
-    "The form of a packed value: its dicts (with their keys) and lists, without the leaves."
-    __slots__ = ("spec", "kind", "size", "build", "packer", "_parts")
-    def __init__(self, spec: tuple | None, kind, keep: bool):  # kind: what has this shape (an event kind), or None
-        self.spec, self.kind, self.size, self._parts = spec, kind, _size(spec), {}
-        self.build = _compile_builder(spec) if keep else lambda r, o: _rebuild(spec, iter(r[o:o + self.size]))  # (leaves, start) -> a fresh value
-        self.packer = _compile_packer(self) if keep else None  # (value, leaves) -> whether it had this shape (its leaves appended)
-    def __repr__(self): return f"Shape({_template(self.spec)}{'' if self.kind is None else f', kind={self.kind!r}'})"
-    def __reduce__(self): return _shape_of, (self.spec, self.kind)  # unpickled, it is the receiver's one copy
-
-_shapes: dict[tuple, Shape] = {}  # (kind, spec) -> the kept Shape
-
-def _shape_of(spec, kind=None, fresh: bool = True) -> Shape | None:
-    "The one kept `Shape` of `kind` for `spec`; when too many are kept already, a new one (`fresh`) or None."
-    s = _shapes.get((kind, spec))
-    if s is None:
-        keep = spec is None or len(_shapes) < _SHAPES_KEPT  # the whole-value shape of each kind is always kept
-        if not keep and not fresh: return None
-        s = Shape(spec, kind, keep)
-        if keep: _shapes[kind, spec] = s
-    return s
-
-def _template(spec) -> str:
-    if spec is None: return "_"
-    if spec[0] is list: return "[" + ", ".join(map(_template, spec[1])) + "]"
-    return "{" + ", ".join(f"{k!r}: {_template(s)}" for k, s in zip(spec[1], spec[2])) + "}"
-
-# %% ../nbs/00_events.ipynb #e1699ba2
-def _builder_source(spec, names: dict, n: list) -> str:
-    "An expression rebuilding a value of `spec` from leaves `r[o + n[0]]` on (dict keys bound in `names`)."
-    if spec is None: n[0] += 1; return f"r[o + {n[0] - 1}]"
-    if spec[0] is list: return "[" + "".join(f"{_builder_source(s, names, n)}, " for s in spec[1]) + "]"
-    items = []
-    for k, s in zip(spec[1], spec[2]):
-        name = f"k{len(names)}"; names[name] = k
-        items.append(f"{name}: {_builder_source(s, names, n)}")
-    return "{" + ", ".join(items) + "}"
-
-def _compile_builder(spec):
-    names = {}; return eval(f"lambda r, o: {_builder_source(spec, names, [0])}", names)
-
-def _rebuild(spec, it):
-    "A value of `spec` with its leaves taken from `it`: the slow way, for shapes not kept."
-    if spec is None: return next(it)
-    if spec[0] is list: return [_rebuild(s, it) for s in spec[1]]
-    return dict(zip(spec[1], [_rebuild(s, it) for s in spec[2]]))
-
-def _packer_lines(spec, var: str, names: dict, lines: list, leaves: list):
-    "Statements that return False unless `var` has the form `spec`, collecting the names of its leaves into `leaves`."
-    if spec is None:  # a leaf: anything but a dict or list small enough to have a shape of its own
-        lines.append(f"if type({var}) in N and len({var}) <= {_BIG}: return False"); leaves.append(var); return
-    kids = [f"{var}_{i}" for i in range(len(spec[-1]))]
-    if spec[0] is list: lines.append(f"if type({var}) is not list or len({var}) != {len(kids)}: return False")
-    else:
-        name = f"k{len(names)}"; names[name] = spec[1]
-        lines.append(f"if type({var}) is not dict or tuple({var}) != {name}: return False")
-    if kids: lines.append(f"{', '.join(kids)}, = {var}{'.values()' if spec[0] is dict else ''}")
-    for kid, s in zip(kids, spec[-1]): _packer_lines(s, kid, names, lines, leaves)
-
-def _compile_packer(shape: Shape):
-    names, lines, leaves = {"N": frozenset((dict, list))}, [], []  # N: a set, so `type(x) in N` is a hash, not two compares
-    _packer_lines(shape.spec, "v", names, lines, leaves)
-    body = "".join(f"    {l}\n" for l in lines)
-    exec(f"def packer(v, out):\n{body}    out += ({''.join(f'{l}, ' for l in leaves)})\n    return True\n", names)
-    return names["packer"]
-
-# %% ../nbs/00_events.ipynb #cdc5458e
-_last: dict = {}  # kind -> the last shape a value of that kind had
-
-def pack(value, leaves: list, kind=None) -> Shape:
-    "Append the leaves of `value` (JSON-like) to `leaves` and return its shape; a `kind` (an event kind, say) has shapes of its own, its last one tried first."
-    s = _last.get(kind)
-    if s is not None and s.packer(value, leaves): return s
-    try: s = _shape_of(_spec(value, found := []), kind, fresh=False)
-    except (RecursionError, SyntaxError, MemoryError): s = None  # nested too deep to walk or compile
-    if s is None:  # that, or a new form past the limit of kept shapes: the value is kept whole
-        leaves.append(value); return _shape_of(None, kind)
-    leaves += found
-    if kind is not None: _last[kind] = s
-    return s
-
-def unpack(shape: Shape, leaves: list, start: int = 0):
-    "The value packed as `shape` with its leaves at `leaves[start:]`: fresh dicts and lists, holding the same leaves."
-    return shape.build(leaves, start)
-
-@patch
-def part(self: Shape, key) -> tuple[Shape, int]:
-    "The shape of `value[key]` in a dict of this shape, and where its leaves start among the dict's."
-    p = self._parts.get(key)
-    if p is None:
-        i = self.spec[1].index(key); kids = self.spec[2]
-        p = _shape_of(kids[i]), sum(map(_size, kids[:i]))
-        if self.packer is not None: self._parts[key] = p
-    return p
+_all_ = ["Shape", "pack", "unpack"]  # importable from here, as they always were
 
 # %% ../nbs/00_events.ipynb #092ef718
 class Events(Sequence):

@@ -1,7 +1,7 @@
 """The package's layers, checked statically: every import in every module (at any depth, functions too) goes to
 the same layer or a lower one, and no module takes another module's private `_name`.
 
-Layers, lowest first: events < llm < clients < engine (and its old name runtime) < tools, validate, memory, tasks < algos < viz, eval,
+Layers, lowest first: events (and its private packed log, _packed) < llm < clients < engine (and its old name runtime) < tools, validate, memory, tasks < algos < viz, eval,
 session, server, cli (`__main__`). A module may import its own layer and anything below it."""
 import ast
 from pathlib import Path
@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "reasoning_kit"
-LAYERS = {"events": 0, "checks": 0, "secrets": 0, "handlers": 0, "answers": 0, "llm": 1, "clients": 2, "local": 2, "engine": 3, "runtime": 3, "tools": 4, "validate": 4, "memory": 4, "tasks": 4, "sandbox": 4, "timetravel": 4,
+LAYERS = {"_packed": 0, "events": 0, "checks": 0, "secrets": 0, "handlers": 0, "answers": 0, "llm": 1, "clients": 2, "local": 2, "engine": 3, "runtime": 3, "tools": 4, "validate": 4, "memory": 4, "tasks": 4, "sandbox": 4, "timetravel": 4,
           "algos": 5, "viz": 6, "eval": 6, "sweep": 6, "interop": 6, "session": 6, "server": 7, "__main__": 8}
 # what the package root itself may pull in (it stays light: nothing)
 KNOWN_TOP = set(LAYERS) | {"_modidx"}

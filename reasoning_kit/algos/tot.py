@@ -10,30 +10,29 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping
 
 from fastcore.basics import patch
 
 from .common import apply_events
-from ..answers import read_score
 from ..events import Event
 from ..llm import LLMRequest, Message, trusted_builder
 from ..engine import Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status
 from ..checks import check_bool, check_choice, check_float, check_int, check_str
 
 # %% auto #0
-__all__ = ['PROPOSER_PROMPT', 'PROPOSER_LIST_PROMPT', 'EVALUATOR_PROMPT', 'VOTER_PROMPT', 'SYNTHESIZER_PROMPT', 'HOOKS',
-           'default_prompts', 'parse_score', 'ThoughtNode', 'ToTState', 'ToTPrompts', 'TreeOfThoughts', 'final_beam',
-           'NoThoughts', 'ScorerError']
+__all__ = ['ThoughtNode', 'ToTState', 'TreeOfThoughts', 'final_beam', 'NoThoughts', 'ScorerError', 'PROPOSER_PROMPT',
+           'PROPOSER_LIST_PROMPT', 'EVALUATOR_PROMPT', 'VOTER_PROMPT', 'SYNTHESIZER_PROMPT', 'HOOKS', 'default_prompts',
+           'parse_score', 'ToTPrompts']
 
 # %% ../../nbs/14_tot.ipynb #0c46faca
-def parse_score(reply: str | None,  # the model's reply
-                scale: float = 10.0,  # the scale a bare number is on: 10 (the default prompt's 0-10) or 1 for 0-1
-                ) -> float | None:
-    "A 0-10 score read from a model's reply (`7`, `7/10`, `70%`, `I'd rate this 8`, `{\"score\": 7}`), or None."
-    return read_score(reply, scale)
+from .tot_prompts import (
+    EVALUATOR_PROMPT, HOOKS, PROPOSER_LIST_PROMPT, PROPOSER_PROMPT, SYNTHESIZER_PROMPT, VOTER_PROMPT,
+    ToTPrompts, default_prompts, evaluator_prompt_for, parse_score)
+
+_all_ = ["PROPOSER_PROMPT", "PROPOSER_LIST_PROMPT", "EVALUATOR_PROMPT", "VOTER_PROMPT", "SYNTHESIZER_PROMPT",  # importable from here,
+         "HOOKS", "default_prompts", "parse_score", "ToTPrompts"]  # as they always were
 
 # %% ../../nbs/14_tot.ipynb #f10f0828
 @dataclass(slots=True, kw_only=True)
@@ -138,80 +137,6 @@ _TOT_EVENTS = {
     "tot.synthesized": lambda s, d: setattr(s, "synthesized", d.get("answer")),
     "tot.completed": _completed,
 }
-
-# %% ../../nbs/14_tot.ipynb #8ef67b29
-PROPOSER_PROMPT = ("You solve problems one step at a time. Given a problem and the steps taken so far, write "
-                   "the single next step, briefly. When the steps so far are enough to answer, write FINAL: "
-                   "followed by the complete answer instead.")
-PROPOSER_LIST_PROMPT = ("You solve problems one step at a time. Given a problem and the steps taken so far, list "
-                        "several different possible next steps, one per line, without numbering. A line that gives "
-                        "the complete answer starts with FINAL: followed by the answer.")
-EVALUATOR_PROMPT = ("Rate how promising the last step is for solving the problem, from 0 (wrong, or a dead end) "
-                    "to 10 (certainly right, or a correct complete answer). Reply with JSON only: {\"score\": <0-10>}.")
-def _evaluator_prompt(scale: float = 10.0) -> str:
-    "The default evaluator prompt, asking for a score from 0 to `scale`."
-    return EVALUATOR_PROMPT if scale == 10 else EVALUATOR_PROMPT.replace("to 10 (", f"to {scale:g} (").replace("<0-10>", f"<0-{scale:g}>")
-
-# %% ../../nbs/14_tot.ipynb #490bef6c
-VOTER_PROMPT = ("Several candidate ways to continue a solution are given. Analyse each briefly, then end with "
-                "\"The best choice is K\", where K is the number of the most promising one.")
-SYNTHESIZER_PROMPT = ("Given a problem and a chain of reasoning steps that solves it, write the final answer. "
-                      "Reply with the answer only.")
-
-# %% ../../nbs/14_tot.ipynb #1dbb1d29
-def _numbered(path: list[str]) -> str: return "".join(f"\n{i}. {t}" for i, t in enumerate(path, 1))
-def _problem(task: str, path: list[str], heading: str = "Steps so far:") -> str:
-    return f"Problem: {task}\n\n" + (f"{heading}{_numbered(path)}\n\n" if path else "No steps yet.\n\n")
-
-# %% ../../nbs/14_tot.ipynb #a71e2754
-_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
-_LABEL = re.compile(r"^(?:[*_]{1,2})?\s*(?:step|option|choice)\s*\d*\s*[:.)-](?:[*_]{1,2})?\s*", re.I)
-_PREAMBLE = re.compile(r"^(?:sure|ok(?:ay)?|here|the\s+following|possible|next\s+steps?)\b.*:$", re.I)
-
-def _step_line(line: str) -> str:
-    "A proposed step without its bullet, number, 'Step 2:' label or surrounding bold."
-    s = _LABEL.sub("", _BULLET.sub("", line).strip()).strip()
-    return s[2:-2].strip() if len(s) > 4 and s[:2] == s[-2:] and s[:2] in ("**", "__") else s
-
-class ToTPrompts:
-    "The default prompt hooks; pass an object with any of these methods as `prompts=` to replace them."
-    def __init__(self, score_scale: float = 10.0): self.score_scale = score_scale  # what parse_value reads bare numbers on
-    def step_prompt(self, task, path): return _problem(task, path) + ("Write the next step." if path else "Write the first step.")
-    def parse_step(self, task, path, text): return text.strip() or None
-    def propose_prompt(self, task, path, k): return _problem(task, path) + f"List up to {k} different possible next steps, one per line."
-    def parse_steps(self, task, path, text, k):
-        lines = [_step_line(line) for line in text.splitlines()]
-        return [l for l in lines if l and not l.startswith("```") and not _PREAMBLE.match(l)][:k]
-    def final_answer(self, step):
-        m = re.match(r"[\s*_]*FINAL[\s*_]*:(.*)", step, re.S)
-        return m.group(1).strip(" \t\n*_`") if m else None
-
-# %% ../../nbs/14_tot.ipynb #366bdcc7
-_VOTE = re.compile(r"best choice is\D{0,20}?(\d+)", re.I)
-
-@patch
-def value_prompt(self: ToTPrompts, task, path): return _problem(task, path, "Steps:") + "How promising is the last step?"
-@patch
-def parse_value(self: ToTPrompts, task, path, texts):
-    scores = [parse_score(t, self.score_scale) for t in texts]
-    return None if all(x is None for x in scores) else sum(x or 0.0 for x in scores) / len(scores)
-@patch
-def vote_prompt(self: ToTPrompts, task, paths):
-    return f"Problem: {task}\n\n" + "".join(f"Choice {i}:{_numbered(p)}\n\n" for i, p in enumerate(paths, 1)) + "Which choice is the most promising?"
-
-# %% ../../nbs/14_tot.ipynb #5b065224
-@patch
-def parse_votes(self: ToTPrompts, task, paths, texts):
-    votes = [0] * len(paths)
-    for t in texts:
-        found = _VOTE.findall(t)
-        if found and 1 <= int(found[-1]) <= len(paths): votes[int(found[-1]) - 1] += 1
-    return votes
-@patch
-def synthesize_prompt(self: ToTPrompts, task, path): return _problem(task, path, "Steps:") + "What is the final answer?"
-
-HOOKS = tuple(n for n in vars(ToTPrompts) if not n.startswith("_"))
-default_prompts = ToTPrompts()
 
 # %% ../../nbs/14_tot.ipynb #5c6c00d0
 _GENERATE, _EVALUATE, _SELECT = ("sample", "sample_n", "propose"), ("value", "vote"), ("greedy", "sample")
@@ -433,7 +358,7 @@ async def _ask(self: TreeOfThoughts, ctx: Context, prompt, *, key: str, role: st
     if self.temperature is not None: fields["temperature"] = self.temperature
     if isinstance(prompt, str):
         sys_prompt = {"proposer": self.proposer_prompt or (PROPOSER_LIST_PROMPT if self.generate == "propose" else PROPOSER_PROMPT),
-                      "evaluator": self.evaluator_prompt or (VOTER_PROMPT if self.evaluate == "vote" else _evaluator_prompt(self.score_scale)),
+                      "evaluator": self.evaluator_prompt or (VOTER_PROMPT if self.evaluate == "vote" else evaluator_prompt_for(self.score_scale)),
                       "synthesizer": self.synthesizer_prompt or SYNTHESIZER_PROMPT}[role]
         messages = [_message_t(role="system", content=sys_prompt), _message_t(role="user", content=prompt)]
         return await ctx.llm(_request_t(messages=messages, **fields), key=key)  # built once, fields and all: nothing to validate
