@@ -114,7 +114,7 @@ def test_a_budget_counts_only_proposals(calls):
 
 def test_best_of_n_and_mcts_export_as_html_with_their_own_pictures(tmp_path):
     from reasoning_kit.validate import ValidationHandler
-    from reasoning_kit.viz import save_html
+    from reasoning_kit.viz import Stepper, save_html
     from reasoning_kit.viz.views import view_for
     bon, _ = run_scripted(BestOfN(samples=4, verifier=lambda t, a: a == "12"), lambda r: text("Answer: 12"), task="6 x 2?")
     mcts, _ = run_scripted(MCTS(iterations=3, branching=2, depth=2, validator="ok"),
@@ -122,5 +122,6 @@ def test_best_of_n_and_mcts_export_as_html_with_their_own_pictures(tmp_path):
                            task="6 x 2?", handlers=[ValidationHandler({"ok": lambda a, info: a == "12"})])
     for out, name, mark in ((bon, "best_of_n", "summed"), (mcts, "mcts", "N=")):
         assert view_for(name).name == name and view_for(name).say is not None
+        assert mark in Stepper(out).picture()  # the picture the widget and the page draw (the page ships it compressed)
         page = save_html(out, tmp_path / f"{name}.html").read_text()
-        assert mark in page and "Traceback" not in page
+        assert "rkReady" in page and "Traceback" not in page
