@@ -8,7 +8,9 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/engine_budget.html.md"""
 # %% ../../nbs/03a_engine_budget.ipynb #a6f02df9
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 
 from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..llm import LLMRequest, Message
 
 # %% auto #0
-__all__ = ['Budget', 'prompt_estimate', 'call_price']
+__all__ = ['MIN_COMPLETION', 'Budget', 'prompt_estimate', 'call_price', 'Admission']
 
 # %% ../../nbs/03a_engine_budget.ipynb #28960d02
 class Budget(BaseModel):
@@ -67,3 +69,75 @@ def call_price(handler, request: LLMRequest):
     model, prices = found
     from reasoning_kit.clients.models import price_for  # the price table lives with the clients; loaded only for cost budgets
     return price_for(model.split("@")[0].split(":", 1)[-1], prices)
+
+# %% ../../nbs/03a_engine_budget.ipynb #2d4c3f01
+MIN_COMPLETION = 8  # the fewest completion tokens a call is sent with when a budget cuts its max_tokens to what is left
+
+class Admission:
+    "One run's budget at work: worst cases held while calls are in flight, and calls that fit once they settle, waiting in order."
+    def __init__(self, budget: Budget | None):
+        self.budget, self.held, self.waiting = budget, [0, 0], []  # held: tokens and nanodollars reserved by calls in flight
+
+    def prompt_tokens(self, handler, request: LLMRequest) -> int:
+        "`request`'s prompt tokens: exact where the handler can count them, else `prompt_estimate`."
+        count = getattr(handler, "prompt_tokens", None)  # a Handler's question (handlers.Handler); a bare handler cannot answer it
+        exact = count(request) if callable(count) else None
+        return exact if isinstance(exact, int) else prompt_estimate(request)
+
+# %% ../../nbs/03a_engine_budget.ipynb #ddf4d978
+@patch
+def worst_case(self: Admission, handler, request, spent: int) -> tuple[int, int | None, int] | None:
+    "The most `request` may spend, `spent` tokens being spent: (tokens, nanodollars or None when unpriced, completion cap)."
+    b = self.budget
+    if b is None or (b.tokens is None and b.cost is None) or not isinstance(request, LLMRequest): return None
+    cap, prompt = b.completion_cap(request), self.prompt_tokens(handler, request)
+    if b.tokens is not None and self.held[0] == 0:  # nothing in flight: the last call that fits gets what is left
+        left = (b.tokens - spent) // request.n - prompt
+        if MIN_COMPLETION <= left < cap: cap = left
+    p = call_price(handler, request) if b.cost is not None else None
+    nanos = None if p is None else math.ceil(request.n * (prompt * max(p.input, p.cache_write or 0) + cap * p.output) * 1000)
+    return request.n * (prompt + cap), nanos, cap
+
+# %% ../../nbs/03a_engine_budget.ipynb #dcc56b02
+@patch
+def waits(self: Admission, worst: tuple, spent: int) -> bool:
+    "Whether a call the token budget refuses only because of calls in flight should wait for them to settle."
+    b = self.budget
+    return b.tokens is not None and self.held[0] > 0 and spent + self.held[0] + worst[0] > b.tokens
+
+@patch
+async def settled(self: Admission) -> None:
+    "Wait until no model call is in flight (waiters wake in the order they came)."
+    f = asyncio.get_running_loop().create_future(); self.waiting.append(f); await f
+
+@patch
+def hold(self: Admission, worst: tuple) -> None: self.held[0] += worst[0]; self.held[1] += worst[1] or 0
+
+@patch
+def release(self: Admission, worst: tuple) -> None:
+    "A call settled: its reservation is freed, and once nothing is in flight every waiter wakes, in order."
+    self.held[0] -= worst[0]; self.held[1] -= worst[1] or 0
+    if self.held[0] == 0 and self.waiting:
+        ws, self.waiting = self.waiting, []
+        for f in ws:
+            if not f.done(): f.set_result(None)
+
+# %% ../../nbs/03a_engine_budget.ipynb #8cd68ec4
+@patch
+def over_cost(self: Admission, nanos: int | None, spent_nanos: int) -> bool:
+    "Whether a call that may cost `nanos` (None: price unknown, so only while under the limit) would break the cost budget."
+    used, limit = spent_nanos + self.held[1], round(self.budget.cost * 1e9)
+    return used >= limit if nanos is None else used + nanos > limit
+
+@patch
+def refusal(self: Admission, worst: tuple | None, s) -> tuple[str, str] | None:
+    "Why this budget refuses a model call whose worst case is `worst` in state `s` (None: it admits it)."
+    b, held = self.budget, self.held
+    if b.calls is not None and s.calls >= b.calls: return "calls", f"{b.calls} calls"
+    if b.tokens is not None and s.tokens + held[0] + (worst[0] if worst else 1) > b.tokens:
+        return "tokens", (f"this call may use {worst[0] if worst else 1} tokens; {s.tokens} spent and "
+                          f"{held[0]} reserved by calls in flight, of {b.tokens}")
+    if b.cost is not None and self.over_cost(worst[1] if worst else None, s.cost_nanos):
+        return "cost", (f"this call may cost ${'?' if not worst or worst[1] is None else f'{worst[1] / 1e9:.6f}'}; "
+                        f"${s.cost_nanos / 1e9:.6f} spent and ${held[1] / 1e9:.6f} reserved, of ${b.cost}")
+    return None

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 # %% auto #0
-__all__ = ['MIN_COMPLETION', 'RUN_KEYWORDS', 'Engine', 'Run', 'Check', 'EffectCall', 'Context', 'stop_tasks', 'Outcome',
-           'secret_scrubber', 'open_run', 'other_run']
+__all__ = ['RUN_KEYWORDS', 'Engine', 'Run', 'Check', 'EffectCall', 'Context', 'stop_tasks', 'Outcome', 'secret_scrubber',
+           'open_run', 'other_run']
 
 # %% ../../nbs/03b_engine_run.ipynb #17a5fa51
 from fastcore.basics import patch
@@ -30,7 +30,7 @@ from ..events import SCHEMA_VERSION, Event, Events, Log
 from ..llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_form, log_form, trusted_builder
 from .state import (Algorithm, BudgetExhausted, Cancelled, EffectFailed, RunReducer, RunState, Status,
                                         algorithm_of, fold_run)
-from .budget import Budget, call_price, prompt_estimate
+from .budget import Admission, Budget
 from ..secrets import known_secrets, scrub
 
 # %% ../../nbs/03b_engine_run.ipynb #9e987506
@@ -63,8 +63,7 @@ class Run:
         self._asked: dict[str, dict] = {}  # key -> its request (the logged dict), for every key asked in this run
         self._inflight: dict[str, asyncio.Future] = {}  # keys being answered right now
         self._gathering = 0  # gathers in progress: effects then yield once after being admitted
-        self._held = [0, 0]  # tokens and nanodollars reserved by model calls in flight
-        self._waiting: list[asyncio.Future] = []  # calls that fit a token budget once the calls in flight settle, in order
+        self.admission = Admission(budget)  # the budget at work: worst cases held while in flight, calls waiting to fit
         self._busy: dict[asyncio.Task, int] = {}  # tasks answering effects right now (how many each)
         self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
         self.served: dict[str, int] = {}  # effects served from the replayed log
@@ -248,73 +247,19 @@ class _ReplayIndex:
         if key in self.answers and self.requests.get(key) == req: return self.answers[key]
         return None
 
-# %% ../../nbs/03b_engine_run.ipynb #cb3b0013
-MIN_COMPLETION = 8  # the fewest completion tokens a call is sent with when a budget cuts its max_tokens to what is left
-
-@patch
-def _prompt_tokens(self: Run, handler, request: LLMRequest) -> int:
-    "`request`'s prompt tokens: exact where the handler can count them (a llama-server's tokenizer), else `prompt_estimate`."
-    count = getattr(handler, "prompt_tokens", None)  # a Handler's question (handlers.Handler); a bare handler cannot answer it
-    exact = count(request) if callable(count) else None
-    return exact if isinstance(exact, int) else prompt_estimate(request)
-
-@patch
-def _worst_case(self: Run, handler, request) -> tuple[int, int | None, int] | None:
-    "The most `request` may spend: (tokens, nanodollars or None when the price is unknown, completion cap)."
-    b = self.budget
-    if b is None or (b.tokens is None and b.cost is None) or not isinstance(request, LLMRequest): return None
-    cap, prompt = b.completion_cap(request), self._prompt_tokens(handler, request)
-    if b.tokens is not None and self._held[0] == 0:  # nothing in flight: the last call that fits gets what is left
-        left = (b.tokens - self.state.tokens) // request.n - prompt
-        if MIN_COMPLETION <= left < cap: cap = left
-    p = call_price(handler, request) if b.cost is not None else None
-    nanos = None if p is None else math.ceil(request.n * (prompt * max(p.input, p.cache_write or 0) + cap * p.output) * 1000)
-    return request.n * (prompt + cap), nanos, cap
-
 # %% ../../nbs/03b_engine_run.ipynb #081535f8
-@patch
-def _waits_for_flight(self: Run, worst: tuple) -> bool:
-    "Whether a call refused by the token budget only because of calls in flight should wait for them (their real usage is known then)."
-    b = self.budget
-    return (b.tokens is not None and self._held[0] > 0 and not self._cancel
-            and self.state.tokens + self._held[0] + worst[0] > b.tokens)
-
-@patch
-async def _settled(self: Run) -> None:
-    "Wait until no model call is in flight; waiters wake in the order they came, so the same replies admit the same calls."
-    f = asyncio.get_running_loop().create_future(); self._waiting.append(f); await f
-
-@patch
-def _wake(self: Run) -> None:
-    ws, self._waiting = self._waiting, []
-    for f in ws:
-        if not f.done(): f.set_result(None)
-
-@patch
-def _over_cost(self: Run, nanos: int | None) -> bool:
-    "Whether a call that may cost `nanos` (None: price unknown, so only while under the limit) would break the cost budget."
-    used, limit = self.state.cost_nanos + self._held[1], round(self.budget.cost * 1e9)
-    return used >= limit if nanos is None else used + nanos > limit
-
 @patch
 def _check_budget(self: Run, effect: str, key: str, worst: tuple | None = None):
     if self._cancel: raise Cancelled("run cancelled")
-    b, s = self.budget, self.state
+    b = self.budget
     recorded = self._replay.time_refusals.get(key) if self._replay else None
     if b is None and recorded is None: return
-    reason = None
-    if recorded is False: reason, detail = "seconds", "as recorded in the replayed log"
-    elif b.seconds is not None and time.monotonic() - self._t0 >= b.seconds: reason, detail = "seconds", f"{b.seconds}s"
-    elif effect == "llm" and b.calls is not None and s.calls >= b.calls: reason, detail = "calls", f"{b.calls} calls"
-    elif effect == "llm" and b.tokens is not None and s.tokens + self._held[0] + (worst[0] if worst else 1) > b.tokens:
-        reason, detail = "tokens", (f"this call may use {worst[0] if worst else 1} tokens; {s.tokens} spent and "
-                                    f"{self._held[0]} reserved by calls in flight, of {b.tokens}")
-    elif effect == "llm" and b.cost is not None and self._over_cost(worst[1] if worst else None):
-        reason, detail = "cost", (f"this call may cost ${'?' if not worst or worst[1] is None else f'{worst[1] / 1e9:.6f}'}; "
-                                  f"${s.cost:.6f} spent and ${self._held[1] / 1e9:.6f} reserved, of ${b.cost}")
-    if reason is None: return
-    self.log.append("budget.exhausted", {"reason": reason, "detail": detail, "effect": effect}, key=key)
-    raise BudgetExhausted(reason, detail)
+    if recorded is False: why = "seconds", "as recorded in the replayed log"
+    elif b.seconds is not None and time.monotonic() - self._t0 >= b.seconds: why = "seconds", f"{b.seconds}s"
+    else: why = self.admission.refusal(worst, self.state) if effect == "llm" else None
+    if why is None: return
+    self.log.append("budget.exhausted", {"reason": why[0], "detail": why[1], "effect": effect}, key=key)
+    raise BudgetExhausted(*why)
 
 # %% ../../nbs/03b_engine_run.ipynb #f488d95a
 @patch
@@ -330,20 +275,19 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
     if handler is None: raise LookupError(f"no handler attached for {effect!r} effects (attach one, e.g. "
                                           f"{ {'llm': 'LLMHandler', 'tool': 'ToolHandler', 'validate': 'ValidationHandler'}.get(effect, 'a handler')}(...).attach(engine))")
     hit = self._replay.lookup(key, req) if self._replay else None
-    worst = self._worst_case(handler, request) if effect == "llm" else None
-    while hit is None and worst is not None and self._waits_for_flight(worst):  # fits once calls in flight settle?
-        await self._settled(); worst = self._worst_case(handler, request)
+    adm = self.admission
+    worst = adm.worst_case(handler, request, self.state.tokens) if effect == "llm" else None
+    while hit is None and worst is not None and not self._cancel and adm.waits(worst, self.state.tokens):  # fits once calls in flight settle?
+        await adm.settled(); worst = adm.worst_case(handler, request, self.state.tokens)
     self._check_budget(effect, key, worst) if hit is None else None
     if hit is not None and self._cancel: raise Cancelled("run cancelled")
     extra = {"replayed": True} if hit else {"reserved": {"tokens": worst[0], "max_tokens": worst[2], **({"cost": worst[1] / 1e9} if worst[1] is not None else {})}} if worst else {}
     self.log.append(f"{effect}.request", {"request": req, **extra}, key=key)
     if worst is None: return await self._answer(handler, effect, key, request, hit, stream)
     if request.max_tokens != worst[2]: request = request.model_copy(update={"max_tokens": worst[2]})  # the cap is sent: a real bound
-    self._held[0] += worst[0]; self._held[1] += worst[1] or 0  # held while in flight (a replayed answer too: see below)
+    adm.hold(worst)  # held while in flight (a replayed answer too: see below)
     try: return await self._answer(handler, effect, key, request, hit, stream)
-    finally:
-        self._held[0] -= worst[0]; self._held[1] -= worst[1] or 0
-        if self._held[0] == 0 and self._waiting: self._wake()
+    finally: adm.release(worst)
 
 # %% ../../nbs/03b_engine_run.ipynb #ce4180f2
 @patch
