@@ -244,15 +244,16 @@ def parser() -> argparse.ArgumentParser:
     vw = sub.add_parser("view", help="write one self-contained HTML file that steps through the run (no server, no CDN)")
     vw.add_argument("log", help="a run's log (JSON Lines)")
     vw.add_argument("-o", "--output", metavar="HTML", help="where to write it (default: the log's name with .html)")
+    vw.add_argument("--first", action="store_true", help="open at the first step (default: the last; a #N in the URL picks one)")
     exp = sub.add_parser("eval", help="run the sweep an experiment file (JSON or TOML) describes; print its summary")
     exp.add_argument("file", help="the experiment file; its directory resumes a sweep that was cut short")
     return p
 
 # %% ../nbs/34_cli.ipynb #72ee9d73
-def view(log: str, output: str | None = None) -> Path:
-    "`reasoning-kit view`: the run as one HTML file (the viz extra draws it)."
+def view(log: str, output: str | None = None, first: bool = False) -> Path:
+    "`reasoning-kit view`: the run as one HTML file (the viz extra draws it), opening at its last step (or `first`)."
     from reasoning_kit.viz import save_html  # lazy: the widgets extra
-    try: return save_html(log, output or str(Path(log).with_suffix(".html")))
+    try: return save_html(log, output or str(Path(log).with_suffix(".html")), start="first" if first else "last")
     except (LogFormatError, OSError) as e: raise CLIError(str(e)) from None
 
 class Stopped(CLIError):
@@ -304,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
             try: print(json.dumps(result_of(iter_events(args.log, args.repair)), indent=1, ensure_ascii=True))
             except CLIError as e: raise CLIError(str(e) if str(e).startswith(args.log) else f"{args.log}{'' if str(e).startswith(':') else ': '}{e}") from None
         elif args.command == "demo": asyncio.run(demo(args.logs))
-        elif args.command == "view": print(view(args.log, args.output))
+        elif args.command == "view": print(view(args.log, args.output, args.first))
         elif args.command == "eval": return _eval(args.file)
     except Stopped as e: print(safe(f"reasoning-kit: {e}"), file=sys.stderr); return 130
     except CLIError as e: print(safe(f"reasoning-kit: error: {e}"), file=sys.stderr); return 2
