@@ -248,7 +248,7 @@ def test_every_bad_request_is_a_clear_4xx():
     out, ok = run(go())
     assert ok.status_code == 201  # an allowed model string is accepted
     expect = {
-        "unknown algorithm": (400, "unknown algorithm 'magic'; known: ['debate', "),
+        "unknown algorithm": (400, "unknown algorithm 'magic'; known: ['best_of_n', 'debate', "),
         "no algorithm": (400, "unknown algorithm None"),
         "bad config": (400, f"bad config for 'tree_of_thoughts': {depth_message}"),
         "config not object": (400, "config must be a JSON object, got list"),
