@@ -204,10 +204,10 @@ class LocalExecutor:
 
     async def run(self, jobs: list[tuple], on_row: Callable[[dict], None], **spec) -> None:
         "Run every `(label, algorithm, index, input)` job with `run_job(*job, **spec)`, handing each row to `on_row`."
-        gate = asyncio.Semaphore(self.concurrency)
-        async def one(job):
-            async with gate: on_row(await run_job(*job, **spec))
-        await asyncio.gather(*(one(j) for j in jobs))
+        left = iter(jobs)  # `concurrency` workers take the next job as they finish one: no task per job waits
+        async def worker():
+            for job in left: on_row(await run_job(*job, **spec))
+        await asyncio.gather(*(worker() for _ in range(self.concurrency)))
 
 # %% ../../nbs/33a_sweep.ipynb #538f89f4
 _LIMITERS: dict[tuple, RateLimiter] = {}  # (limits' token, model, event loop) -> the limiter this process shares
