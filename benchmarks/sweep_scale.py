@@ -1,7 +1,7 @@
 """Sweeps at scale (issue 30): items per second beside `engine.run` one by one, memory kept per run, and resume
 after kill -9 with nothing asked twice. Scripted model, local executor, an experiment directory (a log per run).
 
-    python benchmarks/sweep_scale.py [--items 10000] [--small 1000] [--resume 2000] [--ray 0]
+    python benchmarks/sweep_scale.py [--items 10000] [--small 1000] [--resume 2000] [--ray 0]   # --small 0: only the resume and Ray parts
 
 Two configurations (TreeOfThoughts depth 2, width 2, branching 2: 12 calls; SelfConsistency, 5 samples in one call)
 over `items` tasks. Each sweep runs in a fresh process (so its peak RSS is its own): `small` items, then `items`
@@ -107,8 +107,7 @@ def resume(n: int) -> None:
         assert twice == 0 and again["ok"] == 2 * n
 
 
-def main(a) -> None:
-    with open("/proc/loadavg") as f: print("load average:", " ".join(f.read().split()[:3]), f"({os.cpu_count()} cores)")
+def scale(a) -> None:
     base = one_by_one(min(a.small, 1000))
     print(f"{'engine.run one by one (no directory)':<46} {base:8.1f} items/s  ({len(CONFIGS)} runs an item)")
     figures = {}
@@ -123,6 +122,11 @@ def main(a) -> None:
     s, b = figures[a.small], figures[a.items]
     print(f"memory kept per run: {(b['maxrss_kib'] - s['maxrss_kib']) * 1024 / (b['runs'] - s['runs']):.0f} B "
           f"(peak RSS difference over {b['runs'] - s['runs']:,} more runs; target <= ~2 KB)")
+
+
+def main(a) -> None:
+    with open("/proc/loadavg") as f: print("load average:", " ".join(f.read().split()[:3]), f"({os.cpu_count()} cores)")
+    if a.small: scale(a)
     if a.resume: resume(a.resume)
     if a.ray:
         for ex in ("local", "ray"):
