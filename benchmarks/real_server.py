@@ -8,16 +8,17 @@ the server, so both sides send byte-identical bodies) and, per algorithm (SelfCo
 Debate, ToT), runs `items` tasks at once through `engine.run`. The plain client then sends the very bodies the
 engine sent (rebuilt from each run's log by the same client's `_body`), item by item in the same waves (the
 requests a run issued together, before any of them was answered, go together; the next wave waits for the last
-answer of the one before), all items at once, at most `slots` requests open (an asyncio.Semaphore and an httpx
-pool of that size), and reads completion tokens from the server's own usage. Decoding is greedy (temperature 0), so the same prompt gets the same reply whoever sends it and
-both sides do the same work (sampled replies differ in length and in what the prefix cache holds).
+answer of the one before), all items at once, at most `slots` requests open (an asyncio.Semaphore and an httpx pool
+of that size), and reads completion tokens from the server's own usage. Decoding is greedy (temperature 0), so the
+same prompt gets the same reply whoever sends it and both sides do the same work (sampled replies differ in length
+and in what the prefix cache holds).
 
-Every slot's prompt cache is emptied before each side's turn and the server's RAM prompt cache is off
-(`--cache-ram 0`; else the side that goes second reads the prompts the other just sent from a cache), and who goes first alternates by round. On a shared machine the server's
-own speed moves by 20-30% between turns, so beside the best tokens per second of each side (and their ratio,
-target >= 0.95x) it prints what does not depend on the server's speed: the mean number of requests in flight
-(time with a request open, summed, over the wall time; `slots` is the most there can be). Needs
-`bash scripts/setup.sh --local` once (llama-server and the model cached).
+Every slot's prompt cache is emptied before each side's turn and the server's RAM prompt cache is off (`--cache-ram
+0`; else the side that goes second reads the prompts the other just sent from a cache), and who goes first
+alternates by round. On a shared machine the server's own speed moves by 20-30% between turns, so beside the best
+tokens per second of each side (and their ratio, target >= 0.95x) it prints what does not depend on the server's
+speed: the mean number of requests in flight (time with a request open, summed, over the wall time; `slots` is the
+most there can be). Needs `bash scripts/setup.sh --local` once (llama-server and the model cached).
 """
 import argparse
 import asyncio
