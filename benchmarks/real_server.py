@@ -16,9 +16,10 @@ and in what the prefix cache holds).
 Every slot's prompt cache is emptied before each side's turn and the server's RAM prompt cache is off (`--cache-ram
 0`; else the side that goes second reads the prompts the other just sent from a cache), and who goes first
 alternates by round. On a shared machine the server's own speed moves by 20-30% between turns, so beside the best
-tokens per second of each side (and their ratio, target >= 0.95x) it prints what does not depend on the server's
-speed: the mean number of requests in flight (time with a request open, summed, over the wall time; `slots` is the
-most there can be). Needs `bash scripts/setup.sh --local` once (llama-server and the model cached).
+tokens per second of each side (and their ratio, target >= 0.95x; and the median of each round's ratio, the two
+sides measured back to back) it prints what does not depend on the server's speed: the mean number of requests in
+flight (time with a request open, summed, over the wall time; `slots` is the most there can be). Needs `bash
+scripts/setup.sh --local` once (llama-server and the model cached).
 """
 import argparse
 import asyncio
@@ -143,7 +144,9 @@ async def main(items: int, max_tokens: int, rounds: int, slots: int, threads: in
             print(f"{name:46} {usage['calls']:>5} {best_rk[0]:>8.1f} tok/s {best_hx[0]:>7.1f} tok/s {ratios[name]:>5.2f}x   "
                   f"{sum(b for _, b in rk) / rounds:>6.2f} {sum(b for _, b in hx) / rounds:>6.2f}   "
                   f"{usage['prompt']} ({usage['cached']} cached; plain: {hcached})")
-            print(f"{'':46} {'':>5} rounds: " + ", ".join(f"{a:.1f}/{b:.1f}" for (a, _), (b, _) in zip(rk, hx)))
+            per = sorted(a / b for (a, _), (b, _) in zip(rk, hx))
+            print(f"{'':46} {'':>5} rounds (rk/plain tok/s): " + ", ".join(f"{a:.1f}/{b:.1f}" for (a, _), (b, _) in zip(rk, hx))
+                  + f"; the rounds' ratios: median {per[len(per) // 2]:.2f}x, {per[0]:.2f}-{per[-1]:.2f}")
         with open("/proc/loadavg") as f: print("\nload average at end:", f.read().split()[:3])
         return ratios
 
