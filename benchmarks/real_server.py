@@ -20,6 +20,20 @@ tokens per second of each side (and their ratio, target >= 0.95x; and the median
 sides measured back to back) it prints what does not depend on the server's speed: the mean number of requests in
 flight (time with a request open, summed, over the wall time; `slots` is the most there can be). Needs `bash
 scripts/setup.sh --local` once (llama-server and the model cached).
+
+Measured (perf branch, 2 shared cores, load average about 5 with two other developers' llama-servers running;
+items 6, rounds 3; each round's rk/plain tokens per second, the two sides back to back):
+
+                                                 calls   best rk   best plain   best/best   rounds' ratios   in flight rk / plain
+    SelfConsistency(samples=5, separate)            30      29.9         31.6       0.95x   0.95 0.98 0.98        3.93 / 3.94
+    Debate(agents=3, rounds=1)                      42      13.4         14.5       0.93x   0.98 0.97 0.88        3.95 / 3.97
+    TreeOfThoughts(depth=2, width=2, branching=2)   32      20.8         20.4       1.02x   1.03 1.09 1.02        3.93 / 3.97
+
+Both sides keep the 4 slots equally busy (3.93-3.97 requests in flight of 4); what moves the ratio is the server's
+own time per request from one turn to the next (a timed Debate pair: 4.4 s a request through reasoning_kit, 3.8 s
+plain, both with about 3.96 in flight; the next pair 3.2 s and 3.0 s). Before the slots were emptied between turns
+the side that went second read the other's prompts from the cache (ToT: 0.65x). llama-server started with all
+cores' threads (-t 2) on this loaded machine made about 1 token a second; --threads 1 (the default here) about 20.
 """
 import argparse
 import asyncio

@@ -10,6 +10,16 @@ items; memory kept per run is the difference of the two peaks over the differenc
 every log is then read back and each model call's key must have been answered by the model exactly once
 (answers served from a log on resume are marked `replayed`). `--ray N`: the same sweep of N items on Ray with
 2 workers (a local 2-CPU instance), beside the local executor on the same N.
+
+Measured (perf branch, 2 shared cores, load average 3.5-5; the executor's change is the only one between the rows):
+
+                                                      before (task per job)      after (workers)
+    engine.run one by one (no directory)              682 items/s                679 items/s
+    sweep of 1,000 items, directory                   308 items/s, 51.8 MiB      198 items/s, 50.2 MiB  (machine busier)
+    sweep of 10,000 items, directory                  305 items/s, 92.7 MiB      296 items/s, 77.0 MiB
+    memory kept per run (peak RSS over 18,000 runs)   2381 B                     1558 B
+    resume, 10,000 items killed at 4,000 rows         -                          130,000 calls, 0 asked twice, 21 served
+    Ray, 1,000 items, 2 CPUs (start included)         -                          20.4 items/s (local: 70.9, same load)
 """
 import argparse
 import asyncio
