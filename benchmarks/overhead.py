@@ -369,6 +369,32 @@ def critical_path(latency: float = 0.01):
         f"{wall / (2 * DEPTH * latency):.3f}: the floor of this row on this machine (its CPU: {cpu * 1e3:.1f} ms, mostly waking up)")
 
 
+def critical_path_parts(latency: float = 0.01, runs: int = 5):
+    """Where the critical path's time goes, level by level: for each of the 2 x depth waves of calls, the time from
+    the previous wave's last answer to this wave's first request (the algorithm's decision and every request of the
+    wave built, logged and admitted before the first is sent), the spread of its sends, and how late its last answer
+    comes back after the latency (the answers before it processed first). Medians over `runs` runs, summed over waves."""
+    def parts(run):
+        starts, ends = [], []
+        async def slow(request, key):
+            starts.append((time.perf_counter(), key)); await asyncio.sleep(latency); ends.append(time.perf_counter())
+            return script(request, key)
+        t0 = time.perf_counter(); LOOP.run_until_complete(run(slow)); t1 = time.perf_counter()
+        waves = {}
+        for (t, k), e in zip(starts, ends): waves.setdefault((k.count("."), k.endswith("/score")), []).append((t, e))
+        gap = spread = late = 0.0; prev = t0
+        for w in sorted(waves):
+            first, last, done = min(t for t, _ in waves[w]), max(t for t, _ in waves[w]), max(e for _, e in waves[w])
+            gap += first - prev; spread += last - first; late += done - last - latency; prev = done
+        return gap, spread, late, t1 - prev
+    for label, run in (("ToT over the engine", lambda m: engine_run(tot(), m)),
+                       ("bare asyncio", lambda m: floor_beam(lambda p, k: m(None, k)))):
+        got = [parts(run) for _ in range(runs)]
+        gap, spread, late, tail = (statistics.median(x) * 1e3 for x in zip(*got))
+        row(f"  {label}: answer -> next request", gap, "ms", None,
+            f"summed over {2 * DEPTH} waves; sends spread {spread:.2f} ms, last answer {late:.2f} ms late, {tail:.2f} ms after the last")
+
+
 def replay(live, runs: int):
     again = LOOP.run_until_complete(engine_run(tot(), replay=live.log))
     assert again.value == live.value and again.sent == {}, again.sent
@@ -475,6 +501,7 @@ def main():
     print(f"{'':44} {'value':>10} {'unit':9} {'ratio':>7}   target (issue 11)")
     live = overhead(a.runs)
     critical_path()
+    critical_path_parts()
     replay(live, a.runs)
     fold_and_read(10_000 if not a.quick else 1000)
     memory(a.kept)

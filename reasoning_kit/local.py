@@ -25,7 +25,9 @@ import urllib.error
 import urllib.request
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
+from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Callable
 from pathlib import Path
 
 from .checks import check_int
@@ -33,7 +35,7 @@ from .checks import check_int
 # %% auto #0
 __all__ = ['KNOWN_MODELS', 'LLAMA_CPP_PYTHON_VERSION', 'cache_dir', 'KnownModel', 'fetch_model', 'model_path', 'server_build_dir',
            'LlamaServerMissing', 'find_server', 'build_server', 'free_port', 'LocalServer', 'serve', 'shared_server',
-           'local_client', 'register', 'cli']
+           'local_client', 'register', 'slot_group', 'SlotRouter', 'cli']
 
 # %% ../nbs/06g_local.ipynb #6a11d5e5
 def cache_dir() -> Path:
@@ -327,6 +329,36 @@ def register() -> list[str]:
     return ["local"]
 
 register();
+
+# %% ../nbs/06g_local.ipynb #ebd2e0a5
+def slot_group(key: str) -> str:
+    "The calls whose prompts share a prefix: a tree node's children (its path less the last step), a debater in every round."
+    parts = [p for p in key.split("/") if not (p[:1] == "r" and p[1:].isdigit())]  # debate/r1/a2: a debater, any round
+    return "/".join(p.rsplit(".", 1)[0] if p.startswith("n.") else p for p in parts)
+
+# %% ../nbs/06g_local.ipynb #b95e46dc
+class SlotRouter:
+    "A client that sends each group of calls (see `slot_group`) to one llama-server slot, the least used when it first appears."
+    def __init__(self, client, slots: int, group: Callable[[str], str] = slot_group, remember: int = 4096):
+        self.client, self.slots, self.group = client, check_int("SlotRouter", "slots", slots, 1, 64), group
+        self.assigned, self.load, self.remember = OrderedDict(), [0] * self.slots, remember  # (run, group) -> slot; calls per slot
+    def __getattr__(self, name): return getattr(self.client, name)  # the rest is the client's (a stream is not routed)
+
+    async def complete(self, request, call=None):
+        g = (id(getattr(call, "run", None)), self.group(getattr(call, "key", None) or ""))
+        if (slot := self.assigned.get(g)) is None:
+            slot = self.assigned[g] = min(range(self.slots), key=self.load.__getitem__)
+            if len(self.assigned) > self.remember: self.assigned.popitem(last=False)  # a long sweep's old runs
+        self.load[slot] += 1
+        return await self.client.complete(request.model_copy(update={"extra": {**request.extra, "id_slot": slot}}), call)
+
+# %% ../nbs/06g_local.ipynb #461f8e63
+def _router(self: LocalServer, **kw) -> SlotRouter:
+    "A client for this server whose calls that share a prefix go to one slot (see `SlotRouter`)."
+    from reasoning_kit.clients import client_for_model
+    return SlotRouter(client_for_model(self.model, **kw), self.server_slots)
+
+LocalServer.router = _router
 
 # %% ../nbs/06g_local.ipynb #8872ac88
 def cli(argv: list[str]) -> int:

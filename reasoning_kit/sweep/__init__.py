@@ -34,7 +34,7 @@ __all__ = ['COLUMNS', 'at_equal_budget', 'SweepResult', 'bootstrap_ci', 'summari
 
 # %% ../../nbs/33a_sweep.ipynb #5405fe31
 COLUMNS = ["config", "item", "correct", "answer", "status", "calls", "cached", "resumed", "tokens_in", "tokens_out",
-           "cost", "seconds", "log", "error"]  # the table's columns, in order
+           "tokens_cached", "cost", "seconds", "log", "error"]  # the table's columns, in order
 
 def _table_row(label: str, i: int, row, out, log: str) -> dict:
     "One (configuration, item) row of the tidy table from evaluate's Row and the run's Outcome."
@@ -42,6 +42,7 @@ def _table_row(label: str, i: int, row, out, log: str) -> dict:
     return {"config": label, "item": i, "correct": row.correct, "answer": row.answer, "status": row.status,
             "calls": row.calls, "cached": row.cached, "resumed": sum(out.served.values()) if out is not None else 0,
             "tokens_in": u.prompt_tokens if u else 0, "tokens_out": u.completion_tokens if u else 0,
+            "tokens_cached": u.cached_tokens if u else 0,  # of tokens_in, read from the server's prompt cache
             "cost": row.cost, "seconds": row.seconds, "log": log, "error": row.error}
 
 # %% ../../nbs/33a_sweep.ipynb #09e6c1cc
@@ -88,7 +89,8 @@ def summarize(rows: list[dict], n_boot: int = 1000, seed: int = 0) -> list[dict]
                     "failed": failed, "errored": errored, "all_failed": failed + errored == k,
                     "first_error": next((r["error"] for r in rs if r.get("error")), None),
                     "ci_high": hi, "calls_per_item": mean("calls"), "cached_per_item": mean("cached"),
-                    "tokens_per_item": mean("tokens_in") + mean("tokens_out"), "cost_per_item": mean("cost")})
+                    "tokens_per_item": mean("tokens_in") + mean("tokens_out"), "cost_per_item": mean("cost"),
+                    "prompt_tokens": sum(r["tokens_in"] for r in rs), "cached_tokens": sum(r.get("tokens_cached", 0) for r in rs)})
     return out
 
 # %% ../../nbs/33a_sweep.ipynb #c63c2929
@@ -107,6 +109,10 @@ def format_summary(summary: list[dict]) -> str:
                       f"{s['cached_per_item']:>12.1f}{s['tokens_per_item']:>12.0f}{s['cost_per_item']:>10.4f}" for s in summary]
     lines += [f"{s['config']}: ALL {s['items']} ITEMS FAILED: its accuracy measures nothing; first error: {str(s['first_error'])[:200]}"
               for s in summary if s.get("all_failed")]
+    prompt, cached = sum(s.get("prompt_tokens", 0) for s in summary), sum(s.get("cached_tokens", 0) for s in summary)
+    for s in summary if cached else []:  # the server's prefix cache, per configuration and for the whole sweep
+        lines.append(f"{s['config']:<16} prompt tokens {s.get('prompt_tokens', 0):,}, cached {s.get('cached_tokens', 0):,}")
+    if cached: lines.append(f"{'all':<16} prompt tokens {prompt:,}, cached {cached:,} ({cached / prompt:.0%})")
     return "\n".join(lines)
 
 # %% ../../nbs/33a_sweep.ipynb #9d6913d2
@@ -208,10 +214,10 @@ class LocalExecutor:
 
     async def run(self, jobs: list[tuple], on_row: Callable[[dict], None], **spec) -> None:
         "Run every `(label, algorithm, index, input)` job with `run_job(*job, **spec)`, handing each row to `on_row`."
-        gate = asyncio.Semaphore(self.concurrency)
-        async def one(job):
-            async with gate: on_row(await run_job(*job, **spec))
-        await asyncio.gather(*(one(j) for j in jobs))
+        left = iter(jobs)  # `concurrency` workers take the next job as they finish one: no task per job waits
+        async def worker():
+            for job in left: on_row(await run_job(*job, **spec))
+        await asyncio.gather(*(worker() for _ in range(self.concurrency)))
 
 # %% ../../nbs/33a_sweep.ipynb #538f89f4
 _LIMITERS: dict[tuple, RateLimiter] = {}  # (limits' token, model, event loop) -> the limiter this process shares

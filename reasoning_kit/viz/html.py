@@ -391,6 +391,7 @@ def usage_html(s: RunState, e: Event | None = None) -> str:
     "Calls, tokens, cost and time so far, against the budget."
     b = s.budget or {}
     parts = [f"model calls {_of(s.calls, b.get('calls'))}", f"tokens {_of(s.tokens, b.get('tokens'), lambda x: f'{x:,}')}"]
+    if s.cached_tokens: parts.append(f"cached prompt tokens {s.cached_tokens:,} of {s.prompt_tokens:,}")  # the server's prefix cache
     if s.cost or b.get("cost") is not None: parts.append(f"cost {_of(s.cost, b.get('cost'), lambda x: f'${x:.4f}')}")
     if e is not None: parts.append(f"time {_of(e.at, b.get('seconds'), lambda x: f'{x:.2f}s')}")
     tools = {k: v for k, v in s.issued.items() if k != "llm"}
