@@ -6,8 +6,12 @@ build `reasoning-kit build-server` makes can be compared with another one on the
 For each program: one request alone (1 slot), then 8 requests over 4 slots; 128 completion tokens each (ignore_eos),
 three rounds, the median printed, and each build's figure as a ratio of the first's.
 
-Measured on this project's 2-core VM (x86_64), 2026-12-06, llama-cpp-python 0.3.36's llama.cpp:
-  (see the closing note of the real-models issue; filled in below after each run)
+Measured on this project's 2-core VM (x86_64), 2026-12-06, llama-cpp-python 0.3.36's llama.cpp, the two builds one after
+the other on a quiet machine (tokens/s, median of 3):
+  Release -O3, GGML_NATIVE=ON (reasoning-kit build-server):  1 request 126.9,  8 requests over 4 slots 189.1
+  -O1, GGML_NATIVE=OFF (the tests' earlier build):           1 request 129.1 (1.02x),  8 over 4 slots 162.7 (0.86x)
+Under heavy load from other processes the same script gave 2.4 against 5.1 and 10.1 against 8.2: meaningless, so measure
+on a quiet machine.
 """
 import asyncio
 import statistics
