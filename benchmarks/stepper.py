@@ -119,25 +119,26 @@ def bench(algorithm, n_events, label, walk=None):  # walk: how many steps forwar
     return worst
 
 
-def bench_tot():
-    "The largest tree the bounds allow (depth 8, width 5, branching 5): the real picture (laid out by Graph(tree=True), no dot)."
+async def largest_tot():
+    "The largest tree the bounds allow (depth 8, width 5, branching 5), on a scripted model that always proposes 5 steps."
     import hashlib, re
     from reasoning_kit.algos import TreeOfThoughts
     from reasoning_kit.llm.fake import text
-
     h = lambda s: int(hashlib.md5(s.encode()).hexdigest()[:8], 16)
     def wide(request):
         u = next((m.content or "" for m in reversed(request.messages) if m.role == "user"), "")
         if request.role == "evaluator": return text(f"score: {h(u) % 11}/10")
         depth, k = len(re.findall(r"\n\d+\. ", u)), int(re.search(r"List up to (\d+)", u)[1])
         return text("\n".join(f"step {depth + 1}: idea {(h(u) + 7 * i) % 97}" for i in range(k)))
+    async with Engine() as engine:
+        LLMHandler(FakeLLMClient(wide)).attach(engine)
+        return await engine.run(TreeOfThoughts(depth=8, width=5, branching=5, generate="propose", min_score=3, stop_score=None),
+                                {"task": "Make 24 from 4, 9, 10, 13"})
 
-    async def go():
-        async with Engine() as engine:
-            LLMHandler(FakeLLMClient(wide)).attach(engine)
-            return await engine.run(TreeOfThoughts(depth=8, width=5, branching=5, generate="propose", min_score=3, stop_score=None),
-                                    {"task": "Make 24 from 4, 9, 10, 13"})
-    out = asyncio.run(go())
+
+def bench_tot():
+    "The largest tree the bounds allow (depth 8, width 5, branching 5): the real picture (laid out by Graph(tree=True), no dot)."
+    out = asyncio.run(largest_tot())
     s = Stepper(out)
     n = len(out.log)
     print(f"\ntree of thoughts, depth 8 x width 5 x branching 5: {n:,} events, {len(out.state.algo.nodes)} nodes")
@@ -163,21 +164,7 @@ def bench_export(counts=(1_000, 10_000, 100_000)):
     from playwright.sync_api import sync_playwright
     from reasoning_kit.viz import save_html
     runs = [(f"notes, generic view", asyncio.run(make_log(Notes, max(1, (n - 2) // 3)))) for n in counts]
-    import hashlib, re
-    from reasoning_kit.algos import TreeOfThoughts
-    from reasoning_kit.llm.fake import text
-    h = lambda s: int(hashlib.md5(s.encode()).hexdigest()[:8], 16)
-    def wide(request):
-        u = next((m.content or "" for m in reversed(request.messages) if m.role == "user"), "")
-        if request.role == "evaluator": return text(f"score: {h(u) % 11}/10")
-        depth, k = len(re.findall(r"\n\d+\. ", u)), int(re.search(r"List up to (\d+)", u)[1])
-        return text("\n".join(f"step {depth + 1}: idea {(h(u) + 7 * i) % 97}" for i in range(k)))
-    async def tot():
-        async with Engine() as engine:
-            LLMHandler(FakeLLMClient(wide)).attach(engine)
-            return await engine.run(TreeOfThoughts(depth=8, width=5, branching=5, generate="propose", min_score=3, stop_score=None),
-                                    {"task": "Make 24 from 4, 9, 10, 13"})
-    runs.insert(0, ("tree of thoughts 8x5x5", asyncio.run(tot())))
+    runs.insert(0, ("tree of thoughts 8x5x5", asyncio.run(largest_tot())))
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     print(f"\nexported page (save_html): size and time to the first picture in headless Chromium 1280x800")
     print(f"  {'run':<24} {'events':>8} {'write':>8} {'size':>10} {'bytes/event':>11} {'first picture':>14} {'then next':>10}")

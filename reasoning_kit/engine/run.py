@@ -9,6 +9,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/engine_run.html.md"""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import functools
 import json
 import math
@@ -528,21 +529,12 @@ def start(self: Engine, algorithm: Algorithm, input: dict | None = None, *,
 
 # %% ../../nbs/03b_engine_run.ipynb #574d5c90
 @patch
-async def run(self: Engine, algorithm: Algorithm, input: dict | None = None, *,
-              budget: Budget | None = None,  # limits on this run (default: the engine's)
-              replay: Log | str | Path | Outcome | None = None,  # a (partial) earlier run to serve answered calls from
-              log: str | Path | None = None,  # write the run's log to this file as it goes
-              seed: int = 0,  # the run's seed (recorded)
-              retry_errors: bool = False,  # ask again the calls the replayed log recorded as failed
-              resume: bool = False,  # continue the file `log` names: serve every call it answered, append
-              new_run: bool = False,  # with resume=True: the file's finished run is another one; append a new run to it anyway
-              durability: str = "flush",  # for `log`: "flush", "fsync" or "buffered" per event
-              parent: dict | None = None,  # where a fork came from (written into run.started)
-              **unknown) -> Outcome:  # refused, naming the keyword and those accepted
-    "Run `algorithm` on `input` to the end (what `start` starts, awaited)."
-    _no_unknown("Engine.run", unknown)
-    return await self.start(algorithm, input, budget=budget, replay=replay, log=log, seed=seed, retry_errors=retry_errors,
-                            resume=resume, new_run=new_run, durability=durability, parent=parent)
+async def run(self: Engine, algorithm: Algorithm, input: dict | None = None, **kw) -> Outcome:
+    "Run `algorithm` on `input` to the end (what `start` starts, awaited); it takes `start`'s keywords."
+    _no_unknown("Engine.run", {k: v for k, v in kw.items() if k not in RUN_KEYWORDS})
+    return await self.start(algorithm, input, **kw)
+
+Engine.run.__signature__ = inspect.signature(Engine.start).replace(return_annotation="Outcome")  # help(Engine.run) lists the keywords
 
 @patch
 async def fork(self: Engine, source: Outcome | Log | str | Path, at: int, algorithm: Algorithm | None = None,
