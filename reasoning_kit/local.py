@@ -319,7 +319,7 @@ def local_client(ref, **kwargs) -> dict:
     caps = props.get("chat_template_caps")
     kwargs.setdefault("max_in_flight", int(props.get("total_slots") or 4))  # in flight = the server's slots
     kwargs.setdefault("supports_tools", bool(caps.get("supports_tools")) if isinstance(caps, dict) else None)
-    kwargs.setdefault("recount_choices", True)
+    kwargs.setdefault("server_tokenizer", True)
     return kwargs
 
 def register() -> list[str]:

@@ -76,8 +76,8 @@ def test_a_server_refusing_n_gets_parallel_calls_and_the_client_remembers(stream
 def test_the_llamacpp_preset_asks_for_n_and_recounts_its_usage():
     "llama-server accepts n but reports one choice's completion tokens: the preset's clients recount every choice."
     c = client_for_model("llamacpp:tiny")
-    assert c.native_n is True and c.recount_choices is True
-    assert client_for_model("vllm:x").recount_choices is False
+    assert c.native_n is True and c.server_tokenizer is True
+    assert client_for_model("vllm:x").server_tokenizer is False
 
 
 def test_a_stream_cut_before_any_text_is_retried():

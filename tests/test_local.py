@@ -97,7 +97,7 @@ def test_local_model_strings_share_one_server_per_model():
     a, b = client_for_model("local:smollm2"), client_for_model("local:smollm2")
     s = local.shared_server("smollm2")
     assert a.base_url == b.base_url == s.base_url and a.max_in_flight == s.server_slots
-    assert a.supports_tools is False and a.recount_choices
+    assert a.supports_tools is False and a.server_tokenizer
 
 
 # ---- what a real reply does to the clients ---------------------------------------------------------------------------

@@ -59,7 +59,7 @@ for _p in [("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "
 
 def llama_server_connect(ref: ModelRef, **kwargs) -> dict:
     "llama-server reports one choice's tokens for n > 1: its clients recount every choice with the server's tokenizer."
-    kwargs.setdefault("recount_choices", True); return kwargs
+    kwargs.setdefault("server_tokenizer", True); return kwargs
 register_provider("llamacpp", "openai", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", connect=llama_server_connect)
 
 # %% ../../nbs/06a_models.ipynb #f3c46c01

@@ -63,7 +63,7 @@ class HTTPClient:
                  provider: str | None = None,  # a name for messages, e.g. "vllm"
                  transport: httpx.AsyncBaseTransport | None = None,  # your own (tests, HTTP/2); None: a PooledTransport
                  supports_tools: bool | None = None,  # False: the server said its model cannot call tools (refused early); None: unknown
-                 recount_choices: bool = False):  # count n > 1 replies with the server's /tokenize (llama-server reports one choice's tokens)
+                 server_tokenizer: bool = False):  # a llama-server: its /tokenize and /apply-template count prompts exactly and recount n > 1 replies (it reports one choice's tokens)
         if max_in_flight < 1: raise ValueError(f"{type(self).__name__}: max_in_flight must be at least 1, got {max_in_flight}")
         if max_retries < 0: raise ValueError(f"{type(self).__name__}: max_retries must be at least 0, got {max_retries}")
         self.model = wire_model(model)
@@ -83,7 +83,7 @@ class HTTPClient:
         self._transport, self._http, self._loop, self._sem = transport, None, None, None
         self._rng = random.Random()
         self.calls = self.requests = self.retries = 0  # logical calls, HTTP attempts, retries
-        self.supports_tools, self.recount_choices = supports_tools, recount_choices
+        self.supports_tools, self.server_tokenizer = supports_tools, server_tokenizer
         self._prompt_counts: dict[str, int] = {}  # messages -> tokens, by the server's tokenizer (llama-server)
 
 # %% ../../nbs/06e_transport.ipynb #b784fb21
@@ -436,7 +436,7 @@ async def _complete_all(self: HTTPClient, request: LLMRequest, call) -> LLMRespo
     if len(resp.choices) < request.n:  # the server ignored n
         more = await _all(self._complete_one(sample_of(request, i), call) for i in range(len(resp.choices), request.n))
         resp = merge_responses([resp, *more])
-    elif request.n > 1 and self.recount_choices: resp = await self._recounted(resp)
+    elif request.n > 1 and self.server_tokenizer: resp = await self._recounted(resp)
     return resp
 
 @patch
@@ -454,7 +454,7 @@ async def _recounted(self: HTTPClient, resp: LLMResponse) -> LLMResponse:
 @patch
 def prompt_tokens(self: HTTPClient, request: LLMRequest) -> int | None:
     "The exact prompt tokens of `request` by a llama-server's own chat template and tokenizer (cached), else None."
-    if not self.recount_choices: return None
+    if not self.server_tokenizer: return None
     body = self._body(request, self._model_for(request), False)
     key = json_text([body.get("messages"), body.get("tools")])
     if key not in self._prompt_counts:
