@@ -46,7 +46,7 @@ __all__ = ['ENDED', 'INDEX', 'SESSION_FORMAT', 'SESSION_VERSION', 'Turn', 'Spent
            'turn_budget_left', 'Session', 'SessionLocked', 'SessionChanged', 'inside']
 
 # %% ../nbs/31_session.ipynb #b2e0b576
-ENDED = frozenset({Status.OK.value, Status.NO_SOLUTION.value, Status.BUDGET_EXHAUSTED.value})  # turns whose conversation is kept
+ENDED = frozenset({Status.OK.value, Status.PARTIAL.value, Status.NO_SOLUTION.value, Status.BUDGET_EXHAUSTED.value})  # turns whose conversation is kept
 
 @dataclass
 class Turn:

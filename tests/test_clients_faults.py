@@ -14,7 +14,7 @@ import respx
 from reasoning_kit.clients import (AnthropicClient, APIError, CallTimeout, ConnectionFailed, MalformedResponse, MissingKey,
                                    OpenAIClient, StreamRestart, StreamTruncated, client_for_model, settings)
 from reasoning_kit.llm import LLMHandler, LLMRequest, LLMResponse, TextDelta, user
-from reasoning_kit.engine import Engine, Status
+from reasoning_kit.engine import Engine, Status, fold_run
 
 BASE = "http://127.0.0.1:9/v1"  # respx intercepts it: nothing is sent
 URL = BASE + "/chat/completions"
@@ -358,6 +358,22 @@ def test_under_an_engine_a_cut_stream_is_retried_and_the_run_equals_the_uncut_on
     assert out.status != Status.OK and len(err) == 1 and err[0].key == "loop/1/llm"
     assert "cut after 2 deltas" in err[0].data["error"] and "gave up after 2 attempt" in err[0].data["error"]
 
+
+
+def test_a_vote_that_lost_a_sample_for_good_ends_partial_and_names_the_call():
+    "SelfConsistency carries on without a sample whose retries ran out; the status says so, not a silent OK."
+    from reasoning_kit.algos import SelfConsistency
+    async def go(modes):
+        async with BadServer(modes) as s, Engine() as engine:
+            LLMHandler(OpenAIClient("m", base_url=s.url, backoff=0.01, max_retries=1)).attach(engine)
+            return await engine.run(SelfConsistency(samples=3, mode="separate"), {"task": "hi"})
+    out, clean = run(go(["ok", "ok", "reset"])), run(go(["ok"]))  # after two answers, every connection is reset
+    assert clean.status == Status.OK and clean.failed_calls == {} and clean.error is None
+    assert out.status == Status.PARTIAL and out.value["answer"] == clean.value["answer"] == "hello"
+    [(key, error)] = out.failed_calls.items()
+    assert key.startswith("sc/sample/") and "gave up after 2 attempt" in error
+    assert key in out.error and out.error.startswith("1 model call failed for good")
+    assert fold_run(out.log).status == "partial" and out.value["votes"] == {"hello": 2}
 
 def test_whole_call_timeout_on_a_stalled_server():
     async def go():

@@ -31,6 +31,7 @@ from ..llm import Usage
 class Status(str, Enum):
     "How a run ended."
     OK = "ok"
+    PARTIAL = "partial"  # finished with a result, but some model calls failed after their retries
     NO_SOLUTION = "no_solution"
     BUDGET_EXHAUSTED = "budget_exhausted"
     FAILED = "failed"
@@ -159,6 +160,13 @@ def cost(self: RunState) -> float: return self.cost_nanos / 1e9
 def usage(self: RunState) -> Usage:
     return Usage(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
                  cached_tokens=self.cached_tokens, cost=self.cost)
+
+# %% ../../nbs/03_engine_state.ipynb #bad13528
+@patch(as_prop=True)
+def failed_calls(self: RunState) -> dict[str, str]:
+    "Model calls whose last answer is an error (their retries spent), key -> error, in the order first asked."
+    r = self.results if type(self.results) is Results else Results(self.results)  # a state built by hand may hold a dict
+    return {k: r._where[i] for k, i in r._row.items() if r._shapes[i] is _ERROR and r._effects[i] == "llm"}
 
 # %% ../../nbs/03_engine_state.ipynb #d5c0ae25
 def _started(s: RunState, e: Event):
