@@ -36,7 +36,7 @@ the side that went second read the other's prompts from the cache (ToT: 0.65x). 
 cores' threads (-t 2) on this loaded machine made about 1 token a second; --threads 1 (the default here) about 20.
 
 Again on the perf2 branch (the engine sends a gathered request as soon as it is admitted), load average 2.1 at the
-start and 1.5 at the end, the lead's llama-server running beside it:
+start and 1.5 at the end (other work on the machine):
 
                                                  calls   best rk   best plain   best/best   rounds' ratios   in flight rk / plain
     SelfConsistency(samples=5, separate)            30      45.3         43.7       1.04x   0.92 0.80 1.04        3.93 / 3.93
