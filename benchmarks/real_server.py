@@ -34,6 +34,18 @@ own time per request from one turn to the next (a timed Debate pair: 4.4 s a req
 plain, both with about 3.96 in flight; the next pair 3.2 s and 3.0 s). Before the slots were emptied between turns
 the side that went second read the other's prompts from the cache (ToT: 0.65x). llama-server started with all
 cores' threads (-t 2) on this loaded machine made about 1 token a second; --threads 1 (the default here) about 20.
+
+Again on the perf2 branch (the engine sends a gathered request as soon as it is admitted), load average 2.1 at the
+start and 1.5 at the end (other work on the machine):
+
+                                                 calls   best rk   best plain   best/best   rounds' ratios   in flight rk / plain
+    SelfConsistency(samples=5, separate)            30      45.3         43.7       1.04x   0.92 0.80 1.04        3.93 / 3.93
+    Debate(agents=3, rounds=1)                      42      23.6         22.4       1.06x   0.98 1.01 1.05        3.94 / 3.97
+    TreeOfThoughts(depth=2, width=2, branching=2)   33      31.5         31.8       0.99x   0.97 0.99 1.04        3.96 / 3.95
+
+Every algorithm is at or above 0.95x best against best; the rounds' ratios still move with the server's own speed
+from one turn to the next (SelfConsistency's second round: 32.4 against 40.7 tokens a second, both sides with 3.93
+requests in flight).
 """
 import argparse
 import asyncio

