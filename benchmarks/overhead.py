@@ -203,13 +203,11 @@ llama-server running; base = main at 1500daf):
     answer -> next request, summed over waves    6.7, 12.0 ms              4.3, 3.5 ms
     sends spread over                            0.6, 0.8 ms               4.6, 7.1 ms
     critical path, ToT / bare asyncio            1.17, 1.19, 1.13, 1.20    1.16, 1.23, 1.17, 1.13   (alternating runs)
-      the same, machine quiet (load 0.4-0.5)     1.13, 1.12, 1.20, 1.13    1.14, 1.12, 1.19, 1.18
     the same, a 4-slot server of 5 ms a call     1.08, 1.08, 1.10, 1.09    1.06, 1.12, 1.09, 1.07
-      the same, machine quiet                    1.06, 1.05, 1.10, 1.09    1.07, 1.06, 1.05, 1.04
     engine alone (callgrind)                     311,110                   312,923 instructions/call (+0.6%)
     TreeOfThoughts (callgrind)                   474,864                   480,470 instructions/call (+1.2%)
 
-So ToT's critical path stays at 1.12-1.23x bare asyncio's on this machine (1.12-1.14x quiet), not 1.1x: what is left is the CPU of
+So ToT's critical path stays at 1.13-1.23x bare asyncio's on this machine, not 1.1x: what is left is the CPU of
 110 logged calls, every one of them on the path because a fake model's answers all arrive together.
 """
 import argparse
