@@ -188,27 +188,6 @@ making only the logging of its answer wait for the loop to turn (so answers come
 critical path stayed where it was (median of 15 runs, three alternating pairs: 73.5/74.0/73.9 ms against
 73.2/72.6/73.8), because the request side of a call, which is serial before the last call goes out, is
 the larger part, not the answer side.
-
-Issue 30 (perf2 branch) made that change for good, in a form that keeps every admission where it was: inside a
-`gather` a request goes to its handler as soon as it is admitted, and only an answer that came back in the very
-turn it was sent (a scripted model, a cache) waits one turn before it is logged; a turn counter ticked by one
-callback per turn (`Run._turn`) tells which, instead of a `sleep(0)` per effect. Logs are unchanged (the same
-events, keys and data for eight algorithms under no budget, a token budget and a call budget, instant model,
-base against new), and the first request of a ToT level now leaves before the other 24 are built. The
-`critical_path_parts` row shows it; the wall time does not move beyond this VM's noise, for the reason above (the
-last request of a level still leaves after every request of it is built; 2 cores, load average 1-4, the lead's
-llama-server running; base = main at 1500daf):
-
-                                                 base                      after
-    answer -> next request, summed over waves    6.7, 12.0 ms              4.3, 3.5 ms
-    sends spread over                            0.6, 0.8 ms               4.6, 7.1 ms
-    critical path, ToT / bare asyncio            1.17, 1.19, 1.13, 1.20    1.16, 1.23, 1.17, 1.13   (alternating runs)
-    the same, a 4-slot server of 5 ms a call     1.08, 1.08, 1.10, 1.09    1.06, 1.12, 1.09, 1.07
-    engine alone (callgrind)                     311,110                   312,923 instructions/call (+0.6%)
-    TreeOfThoughts (callgrind)                   474,864                   480,470 instructions/call (+1.2%)
-
-So ToT's critical path stays at 1.13-1.23x bare asyncio's on this machine, not 1.1x: what is left is the CPU of
-110 logged calls, every one of them on the path because a fake model's answers all arrive together.
 """
 import argparse
 import asyncio
@@ -416,26 +395,6 @@ def critical_path_parts(latency: float = 0.01, runs: int = 5):
             f"summed over {2 * DEPTH} waves; sends spread {spread:.2f} ms, last answer {late:.2f} ms late, {tail:.2f} ms after the last")
 
 
-def critical_path_slots(latency: float = 0.005, slots: int = 4, runs: int = 7):
-    """The critical path against a model with `slots` slots (a semaphore, `latency` a call), as a local server is:
-    a level of 25 calls is 7 rounds of 4, so a request sent sooner starts its slot sooner."""
-    def model():
-        sem = asyncio.Semaphore(slots)
-        async def call(request, key):
-            async with sem: await asyncio.sleep(latency)
-            return script(request, key)
-        return call
-    def timed(make):
-        walls = []
-        for _ in range(runs):
-            t = time.perf_counter(); LOOP.run_until_complete(make()); walls.append(time.perf_counter() - t)
-        return statistics.median(walls)
-    ideal = sum(-(-n // slots) for n in (BRANCHING, BRANCHING, *[WIDTH * BRANCHING] * (2 * DEPTH - 2))) * latency
-    ours, bare = timed(lambda: engine_run(tot(), model())), timed(lambda: floor_beam(lambda p, k, m=model(): m(None, k)))
-    row(f"  the same, a {slots}-slot model of {latency * 1e3:.0f} ms", ours * 1e3, "ms", ours / ideal,
-        f"x the slots' ideal; bare asyncio {bare * 1e3:.1f} ms ({bare / ideal:.3f}x): ToT / bare {ours / bare:.3f}")
-
-
 def replay(live, runs: int):
     again = LOOP.run_until_complete(engine_run(tot(), replay=live.log))
     assert again.value == live.value and again.sent == {}, again.sent
@@ -543,7 +502,6 @@ def main():
     live = overhead(a.runs)
     critical_path()
     critical_path_parts()
-    critical_path_slots()
     replay(live, a.runs)
     fold_and_read(10_000 if not a.quick else 1000)
     memory(a.kept)
