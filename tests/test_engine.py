@@ -388,26 +388,3 @@ def test_cache_answers_are_logged_as_served_and_not_counted():
     assert fold_run(out.log).calls == 2
     # a replay keeps the mark, so the replayed run counts the same model calls
     assert again.calls == 2 and sorted(again.served_keys) == ["lv/0/0", "lv/0/1", "lv/0/2", "lv/0/3"]
-
-
-class Noting(LLMHandler):
-    "An LLMHandler that notes, as each request reaches it, how many requests its run has logged so far."
-    def __init__(self, client): super().__init__(client); self.logged_before = []
-    async def handle(self, request, call):
-        self.logged_before.append(sum(e.kind == "llm.request" for e in call.run.log))
-        return await super().handle(request, call)
-
-
-@pytest.mark.parametrize("delays", [[0], [1], [3, 0, 2, 1]], ids=["instant", "one turn", "mixed"])
-def test_a_gathered_request_is_sent_as_soon_as_it_is_admitted_and_answers_wait_for_the_level(delays):
-    "A level's first request reaches the model before the next is built; no answer is logged before the whole level is."
-    async def go():
-        async with Engine(budget=Budget(tokens=10_000)) as engine:  # a token budget: admission reads the folded state
-            handler = Noting(ticked(answer, delays)); handler.attach(engine)
-            return await engine.run(Levels(width=4), {}), handler
-    out, handler = run(go())
-    assert out.status == Status.OK and handler.logged_before == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
-    kinds = [e.kind for e in out.log if e.kind in ("llm.request", "llm.result")]
-    assert kinds == (["llm.request"] * 4 + ["llm.result"] * 4) * 3  # each level admitted whole before any answer
-    again, _ = _levels(0, width=4, delays=delays)
-    assert [e.key for e in again.log if e.kind == "llm.result"] == [e.key for e in out.log if e.kind == "llm.result"]
