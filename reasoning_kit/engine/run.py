@@ -63,8 +63,7 @@ class Run:
         self.log.subscribe(functools.partial(self.reducer.apply, self.state))
         self._asked: dict[str, dict] = {}  # key -> its request (the logged dict), for every key asked in this run
         self._inflight: dict[str, asyncio.Future] = {}  # keys being answered right now
-        self._gathering = 0  # gathers in progress: an answer that comes in the turn its effect was admitted waits one turn
-        self._turns, self._ticking = 0, False  # turns of the loop counted while effects are admitted (`Run._turn`)
+        self._gathering = 0  # gathers in progress: effects then yield once after being admitted
         self.admission = Admission(budget)  # the budget at work: worst cases held while in flight, calls waiting to fit
         self._busy: dict[asyncio.Task, int] = {}  # tasks answering effects right now (how many each)
         self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
@@ -294,9 +293,9 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
 # %% ../../nbs/03b_engine_run.ipynb #ce4180f2
 @patch
 async def _answer(self: Run, handler, effect: str, key: str, request: BaseModel, hit, stream: bool):
-    if hit is not None or (self._replay and self._replay.time_refusals.get(key)):  # answered by the replayed log
-        if self._gathering: await asyncio.sleep(0)  # after the effects started with it are admitted (see below)
-        if hit is not None: return self._replayed(effect, key, hit, handler.result_type)
+    rtype = handler.result_type
+    if self._gathering: await asyncio.sleep(0)  # let effects started together all be admitted first (see below)
+    if hit is not None: return self._replayed(effect, key, hit, rtype)
     return await self._ask(handler, effect, key, request, stream)
 
 @patch
@@ -318,40 +317,22 @@ async def _ask(self: Run, handler, effect: str, key: str, request: BaseModel, st
     self.sent[effect] = self.sent.get(effect, 0) + 1
     call = EffectCall(key, effect, self, self._on_delta if stream and self._delta_listeners else None)
     left = self.budget.seconds - (time.monotonic() - self._t0) if self.budget and self.budget.seconds else None
-    turn = self._turn() if self._gathering else None  # sent at once; its answer may wait one turn (see below)
-    res = failed = late = None
     try:
         if left is None: res = await handler.handle(request, call)
         else:
             async with asyncio.timeout(max(left, 0)) as deadline:
                 res = await handler.handle(request, call)
     except (asyncio.CancelledError, BudgetExhausted, Cancelled): raise
-    except Exception as e: failed, late = e, isinstance(e, TimeoutError) and left is not None and deadline.expired()
-    if turn == self._turns:  # answered in the turn it was sent: the effects started with it are admitted first
-        try: await asyncio.sleep(0)
-        except asyncio.CancelledError:  # cancelled meanwhile: what was paid for is logged all the same
-            try: self._settled(effect, key, res, failed, late, call)
-            except (EffectFailed, BudgetExhausted): pass
-            raise
-    return self._settled(effect, key, res, failed, late, call)
-
-@patch
-def _turn(self: Run) -> int:
-    "The loop's turn, counted by one callback per turn in which effects are sent (it runs at the start of the next)."
-    if not self._ticking: self._ticking = True; asyncio.get_running_loop().call_soon(self._tick)
-    return self._turns
-
-@patch
-def _tick(self: Run): self._turns += 1; self._ticking = False
-
-@patch
-def _settled(self: Run, effect: str, key: str, res, failed: Exception | None, late: bool, call: EffectCall):
-    "Log how a sent effect ended: its answer, or its failure (raised as EffectFailed, or out of time)."
-    if failed is None: return self._record(effect, key, res, call)
-    if late: self._out_of_time(effect, key, f"{self.budget.seconds}s, while the call was in flight")
-    err = f"{type(failed).__name__}: {failed}"
-    self.log.append(f"{effect}.error", {"error": err}, key=key)
-    raise EffectFailed(effect, key, err) from failed
+    except TimeoutError as e:
+        if left is not None and deadline.expired(): self._out_of_time(effect, key, f"{self.budget.seconds}s, while the call was in flight")
+        err = f"{type(e).__name__}: {e}"
+        self.log.append(f"{effect}.error", {"error": err}, key=key)
+        raise EffectFailed(effect, key, err) from e
+    except Exception as e:
+        err = f"{type(e).__name__}: {e}"
+        self.log.append(f"{effect}.error", {"error": err}, key=key)
+        raise EffectFailed(effect, key, err) from e
+    return self._record(effect, key, res, call)
 
 # %% ../../nbs/03b_engine_run.ipynb #d7ca5570
 @patch
