@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 # %% auto #0
-__all__ = ['RUN_KEYWORDS', 'Engine', 'Run', 'Check', 'EffectCall', 'Context', 'stop_tasks', 'Outcome', 'lost_calls',
-           'secret_scrubber', 'open_run', 'other_run']
+__all__ = ['RUN_KEYWORDS', 'Engine', 'Run', 'Check', 'EffectCall', 'Context', 'stop_tasks', 'Outcome', 'secret_scrubber',
+           'open_run', 'other_run']
 
 # %% ../../nbs/03b_engine_run.ipynb #17a5fa51
 from fastcore.basics import patch
@@ -419,7 +419,7 @@ async def _settle(self: Run, status: Status, error: str | None, outside: bool) -
     return out
 
 # %% ../../nbs/03b_engine_run.ipynb #ef2cab44
-def lost_calls(lost: dict[str, str], show: int = 3) -> str:
+def _lost_calls(lost: dict[str, str], show: int = 3) -> str:
     "The run's error when model calls failed for good: how many, and the first few by key with their error."
     named = "; ".join(f"{k!r} ({e})" for k, e in list(lost.items())[:show])
     return f"{len(lost)} model call{'s' if len(lost) > 1 else ''} failed for good (retries spent, or not retryable): {named}" + (f"; and {len(lost) - show} more" if len(lost) > show else "")
@@ -428,7 +428,7 @@ def lost_calls(lost: dict[str, str], show: int = 3) -> str:
 def _finish(self: Run, status: Status, error: str | None) -> Outcome:
     if (lost := self.state.failed_calls) and status in (Status.OK, Status.NO_SOLUTION, Status.BUDGET_EXHAUSTED):
         if status == Status.OK: status = Status.PARTIAL  # it went on without them: not the run a fault-free model gives
-        error = error or lost_calls(lost)
+        error = error or _lost_calls(lost)
     self.log.append("run.finished", {"status": status.value, "error": error})
     self.log.close()
     try: value = self.algorithm.result(self.state.algo)

@@ -112,6 +112,11 @@ def _answered(self: Results, key, effect, result, packed: tuple | None = None): 
 def _failed(self: Results, key, effect, error): self._put(key, effect, _ERROR, error, 0)
 
 @patch
+def errors(self: Results, effect: str) -> dict[str, str]:
+    "The keys of `effect` whose answer is an error, key -> error, in the order first asked."
+    return {k: self._where[i] for k, i in self._row.items() if self._shapes[i] is _ERROR and self._effects[i] == effect}
+
+@patch
 def copy(self: Results) -> Results:
     "A copy to fold on by itself."
     c = Results()
@@ -165,8 +170,7 @@ def usage(self: RunState) -> Usage:
 @patch(as_prop=True)
 def failed_calls(self: RunState) -> dict[str, str]:
     "Model calls whose last answer is an error (their retries spent), key -> error, in the order first asked."
-    r = self.results if type(self.results) is Results else Results(self.results)  # a state built by hand may hold a dict
-    return {k: r._where[i] for k, i in r._row.items() if r._shapes[i] is _ERROR and r._effects[i] == "llm"}
+    return (self.results if type(self.results) is Results else Results(self.results)).errors("llm")  # a state built by hand may hold a dict
 
 # %% ../../nbs/03_engine_state.ipynb #d5c0ae25
 def _started(s: RunState, e: Event):
