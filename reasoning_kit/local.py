@@ -342,15 +342,23 @@ class SlotRouter:
     def __init__(self, client, slots: int, group: Callable[[str], str] = slot_group, remember: int = 4096):
         self.client, self.slots, self.group = client, check_int("SlotRouter", "slots", slots, 1, 64), group
         self.assigned, self.load, self.remember = OrderedDict(), [0] * self.slots, remember  # (run, group) -> slot; calls per slot
-    def __getattr__(self, name): return getattr(self.client, name)  # the rest is the client's (a stream is not routed)
+    def __getattr__(self, name):  # the rest is the client's; `stream` is routed too, where the client streams at all
+        found = getattr(self.client, name)
+        return self._stream if name == "stream" else found
 
-    async def complete(self, request, call=None):
+    def routed(self, request, call=None):
+        "`request` naming the slot of its call's group (the least used slot, the first time a group is seen)."
         g = (id(getattr(call, "run", None)), self.group(getattr(call, "key", None) or ""))
         if (slot := self.assigned.get(g)) is None:
             slot = self.assigned[g] = min(range(self.slots), key=self.load.__getitem__)
             if len(self.assigned) > self.remember: self.assigned.popitem(last=False)  # a long sweep's old runs
         self.load[slot] += 1
-        return await self.client.complete(request.model_copy(update={"extra": {**request.extra, "id_slot": slot}}), call)
+        return request.model_copy(update={"extra": {**request.extra, "id_slot": slot}})
+
+    async def complete(self, request, call=None): return await self.client.complete(self.routed(request, call), call)
+
+    async def _stream(self, request, call=None):
+        async for item in self.client.stream(self.routed(request, call), call): yield item
 
 # %% ../nbs/06g_local.ipynb #461f8e63
 def _router(self: LocalServer, **kw) -> SlotRouter:

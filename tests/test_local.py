@@ -160,6 +160,33 @@ def test_a_sweep_of_fanned_out_calls_keeps_the_four_slots_busy(server):
     assert len(t.seeds) == 16 and len(set(t.seeds)) == 16 and t.peak == 4
 
 
+class Bodies(httpx.AsyncBaseTransport):
+    "A transport that records each chat request's body, and leaves the response as it comes (a stream stays a stream)."
+    def __init__(self, inner): self.inner, self.bodies = inner, []
+    async def handle_async_request(self, request):
+        if request.url.path.endswith("/chat/completions"): self.bodies.append(json.loads(request.content))
+        return await self.inner.handle_async_request(request)
+    async def aclose(self): await self.inner.aclose()
+
+
+def test_a_streamed_call_through_the_router_names_its_slot_and_streams(server):
+    "server.router(): a streamed call (a tool loop's, with deltas watched) goes to its group's slot, deltas and all."
+    from types import SimpleNamespace
+    async def go():
+        t = Bodies(PooledTransport(4))
+        handler = LLMHandler(server.router(transport=t))
+        deltas, run = [], object()
+        try:
+            replies = [await handler.handle(LLMRequest(messages=[user(f"Count to {k}.")], max_tokens=12),
+                                            SimpleNamespace(key=f"tot/n.1.{k}/propose", run=run, on_delta=deltas.append)) for k in (1, 2)]
+        finally: await handler.aclose()
+        return replies, deltas, t.bodies
+    replies, deltas, bodies = run(go())
+    assert [b.get("stream") for b in bodies] == [True, True]  # streamed, not completed
+    assert bodies[0]["id_slot"] == bodies[1]["id_slot"] in range(4)  # siblings: one group, one slot
+    assert deltas and "".join(d.text for d in deltas) == "".join(r.text for r in replies)  # the deltas are the replies, whole
+
+
 def test_a_prompt_over_the_context_names_both_sizes():
     with local.serve("smollm2", slots=1, context=256) as s:
         async def go():
