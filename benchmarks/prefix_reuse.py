@@ -26,14 +26,23 @@ Measured (perf branch, 2 shared cores, load average about 5; 4 runs at once, 2 r
     Debate(agents=3, rounds=1)                     by node        7.0       1200        426           774   19.1
 
 ToT: 0.60x the prompt tokens evaluated by node; Debate 0.94x: a debater's prompts already land on its slot
-mostly by the server's own choice (its revision prompt holds the whole first answer). The routing is
-`reasoning_kit.local.SlotRouter` (the benchmark keeps its own copy, which it measured).
+mostly by the server's own choice (its revision prompt holds the whole first answer). The routing was
+measured then with the benchmark's own copy of the router; since then it runs `reasoning_kit.local.SlotRouter` itself,
+as `server.router()` gives it. Measured so (main at 7dae735, idle 2-core VM, load average 0.4 at the start):
+
+    algorithm                                      routing  calls/run prompt/run cached/run evaluated/run  tok/s
+    TreeOfThoughts(depth=2, width=2, branching=2)  server        12.0       1613        804           809   38.0
+    TreeOfThoughts(depth=2, width=2, branching=2)  by node       12.0       1611       1134           477   44.3
+    Debate(agents=3, rounds=1)                     server         7.0       1134        411           723   26.2
+    Debate(agents=3, rounds=1)                     by node        7.0       1126        449           677   24.2
+
+ToT 0.59x the prompt tokens evaluated and 1.17x the tokens per second; Debate 0.94x evaluated but 0.92x the tokens
+per second: its three debaters' calls each queue for their own slot while the fourth slot idles.
 """
 import argparse
 import asyncio
 import tempfile
 import time
-import zlib
 
 import httpx
 
@@ -47,40 +56,15 @@ def tasks(n: int, start: int) -> list[str]:
     return [f"What is {3 + i % 7} * {start + i} + {2 + i % 5}? Reply with the number." for i in range(n)]
 
 
-def group_of(key: str) -> str:
-    "The calls that share a prefix: ToT's siblings (by their parent and role), a debater across rounds."
-    parts = key.split("/")
-    if parts[0] == "tot" and len(parts) >= 3:
-        node = parts[1]
-        return f"{node.rsplit('.', 1)[0]}/{parts[2]}" if parts[2] in ("propose", "score") else node
-    if parts[0] == "debate" and len(parts) >= 3: return parts[2]
-    return key
-
-
-class SlotRouter:
-    "A client wrapper that sends each call to the slot its group was given (llama-server's `id_slot`)."
-    def __init__(self, inner, slots: int): self.inner, self.slots, self.groups, self.load = inner, slots, {}, [0] * slots
-    def __getattr__(self, name): return getattr(self.inner, name)
-
-    async def complete(self, request, call=None):
-        run = getattr(call, "run", None)
-        g = (id(run), group_of(getattr(call, "key", "") or ""))  # groups are per run: two runs' "n.1" share nothing
-        if g not in self.groups:
-            slot = min(range(self.slots), key=lambda i: (self.load[i], zlib.crc32(repr(g).encode()) % self.slots != i))
-            self.groups[g] = slot
-        self.load[self.groups[g]] += 1
-        return await self.inner.complete(request.model_copy(update={"extra": {**request.extra, "id_slot": self.groups[g]}}), call)
-
-
 async def measure(model: str, algorithm, tasks, route: bool, slots: int) -> dict:
     async with Engine() as engine:
         handler = LLMHandler(model)
-        if route: handler.client = SlotRouter(handler.client, slots)
+        if route: handler.client = local.SlotRouter(handler.client, slots)  # what server.router() gives
         handler.attach(engine)
         t = time.perf_counter()
         outs = await asyncio.gather(*(engine.run(algorithm, {"task": x}) for x in tasks))
         wall = time.perf_counter() - t
-        await (handler.client.inner if route else handler.client).aclose()
+        await handler.client.aclose()
     assert all(o.status.value == "ok" for o in outs), [o.error for o in outs]
     n = len(outs); prompt = sum(o.state.prompt_tokens for o in outs); cached = sum(o.state.cached_tokens for o in outs)
     return {"runs": n, "calls": sum(o.calls for o in outs) / n, "prompt": prompt / n, "cached": cached / n,

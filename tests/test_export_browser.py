@@ -215,7 +215,7 @@ def _swarm_run():
     from reasoning_kit.algos import Agent, Swarm
     from reasoning_kit.llm import FakeLLMClient, LLMHandler
     from reasoning_kit.llm.fake import text, tool_call
-    from reasoning_kit.runtime import Engine
+    from reasoning_kit.engine import Engine
     from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
 
     @tool
@@ -243,7 +243,7 @@ def _failed_run():
     "A run whose algorithm raises after its one model call: status failed, with an answer-shaped result never reached."
     import asyncio
     from reasoning_kit.llm import FakeLLMClient, LLMHandler, user
-    from reasoning_kit.runtime import Algorithm, Engine
+    from reasoning_kit.engine import Algorithm, Engine
 
     class Breaks(Algorithm):
         name = "export_test_breaks"

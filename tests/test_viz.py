@@ -286,6 +286,28 @@ def test_the_closing_line_is_green_only_for_an_ok_run():
     assert "rk-ok" in ok.closing_html(len(ok) - 1)
 
 
+def test_a_partial_run_closes_amber_not_green_or_red():
+    "A run that answered without a call that failed for good: its status is amber in the closing line and the usage line."
+    import asyncio
+    from reasoning_kit.algos import SelfConsistency
+    from reasoning_kit.engine import Engine, Status
+    from reasoning_kit.llm import FakeLLMClient, LLMHandler
+    def model(request, key):
+        if key.endswith("/2"): raise ConnectionError("the server went away")
+        return "The answer is 4."
+    async def go():
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(model)).attach(engine)
+            return await engine.run(SelfConsistency(samples=3, mode="separate"), {"task": "2 + 2?"})
+    out = asyncio.run(go())
+    assert out.status == Status.PARTIAL, (out.status, out.error)
+    from reasoning_kit.viz import usage_html
+    s = Stepper(out); closing = s.closing_html(len(s) - 1)
+    assert "rk-partial" in closing and "#fffbeb" in closing and "#b45309" in closing
+    assert "#f0fdf4" not in closing and "#fef2f2" not in closing
+    assert '<b style="color:#b45309">partial</b>' in usage_html(out.state)
+
+
 def test_tree_scores_show_on_the_0_10_scale():
     from reasoning_kit.algos.tot import ThoughtNode
     from reasoning_kit.viz.tot import node_label, score_text

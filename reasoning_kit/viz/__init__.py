@@ -20,7 +20,7 @@ from ..events import Event, Log, LogFormatError, Timeline, fold
 from ..engine import Algorithm, Outcome, Run, RunReducer, RunState, algorithm_of
 from ..timetravel import RunDiff, diff
 from .html import (FRAME_CSS, GRAPH_MARK, NO_DOT, STYLESHEET, Frame, capture_graphs, Graph, camera, current_point, dot_available, effect_html, esc, event_html, fields_html,
-                                    frame_html, message_html, shorten, to_html, usage_html)
+                                    frame_html, message_html, shorten, status_colour, to_html, usage_html)
 from .views import Jump, View, generic_view, matcher, reply_text, says, state_table, tie_note, view, view_for, views
 from fastcore.basics import patch
 
@@ -261,10 +261,12 @@ def closing_html(self: Stepper, i: int) -> str:
     except Exception: answer = None
     cost = f" · cost ${s.cost:.4f}"  # shown even at zero: a scripted or unpriced model costs nothing
     ok = s.status == "ok"  # green only for a run that ended well: a failed run's answer is not a success
-    box = "background:#f0fdf4;border:1px solid #bbf7d0" if ok else "background:#fef2f2;border:1px solid #fecaca"
-    return (f'<div class="rk-closing {"rk-ok" if ok else "rk-bad"}" style="margin-top:6px;padding:4px 6px;{box}">'
+    look = "ok" if ok else "partial" if s.status == "partial" else "bad"  # partial: an answer, short of calls that failed for good
+    box = {"ok": "background:#f0fdf4;border:1px solid #bbf7d0", "partial": "background:#fffbeb;border:1px solid #fde68a",
+           "bad": "background:#fef2f2;border:1px solid #fecaca"}[look]
+    return (f'<div class="rk-closing rk-{look}" style="margin-top:6px;padding:4px 6px;{box}">'
             f'answer <b>{esc(shorten(answer, 200)) if answer is not None else "none"}</b> · {s.calls} model calls · '
-            f'{s.tokens:,} tokens{cost} · status <b style="color:{"#047857" if ok else "#b91c1c"}">{esc(s.status)}</b></div>')
+            f'{s.tokens:,} tokens{cost} · status <b style="color:{status_colour(s.status)}">{esc(s.status)}</b></div>')
 
 
 # %% ../../nbs/20_stepper.ipynb #5b425879

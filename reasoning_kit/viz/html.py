@@ -24,7 +24,7 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['NO_DOT', 'GRAPH_MARK', 'FRAME_CSS', 'STYLESHEET', 'dot_available', 'esc', 'shorten', 'Graph', 'tree_layout',
            'capture_graphs', 'current_point', 'camera', 'message_html', 'fields_html', 'effect_html', 'event_html',
-           'usage_html', 'to_html', 'frame_html', 'Frame']
+           'status_colour', 'usage_html', 'to_html', 'frame_html', 'Frame']
 
 # %% ../../nbs/19a_html.ipynb #0a4a6ed6
 NO_DOT = ("Graphviz's <code>dot</code> program was not found, so this is a plain HTML rendering; "
@@ -387,6 +387,10 @@ def event_html(e: Event, n: int | None = None, request: Event | None = None) -> 
 # %% ../../nbs/19a_html.ipynb #897b6132
 def _of(v, limit, fmt=str) -> str: return fmt(v) + (f" / {fmt(limit)}" if limit is not None else "")
 
+def status_colour(status: str | None) -> str:
+    "Green for `ok`, amber for `partial` (a result, short of calls that failed for good), red for the rest."
+    return {"ok": "#047857", "partial": "#b45309"}.get(status, "#b91c1c")
+
 def usage_html(s: RunState, e: Event | None = None) -> str:
     "Calls, tokens, cost and time so far, against the budget."
     b = s.budget or {}
@@ -398,7 +402,7 @@ def usage_html(s: RunState, e: Event | None = None) -> str:
     if tools: parts.append(" · ".join(f"{k} calls {v}" for k, v in tools.items()))
     if s.pending: parts.append(f"<b>{len(s.pending)} pending</b>")
     if s.exhausted: parts.append(f'<b style="color:#b45309">budget exhausted: {esc(s.exhausted)}</b>')
-    if s.status: parts.append(f'<b style="color:{"#047857" if s.status == "ok" else "#b91c1c"}">{esc(s.status)}</b>'
+    if s.status: parts.append(f'<b style="color:{status_colour(s.status)}">{esc(s.status)}</b>'
                               + (f" {esc(shorten(s.error, 120))}" if s.error else ""))
     return f'<div class="rk-usage" style="font-size:12px;color:#333">{" · ".join(parts)}</div>'
 
@@ -421,6 +425,7 @@ STYLESHEET = (  # the one stylesheet of the widget, the static frames and the ex
     ".rk-say{margin-bottom:4px;padding:3px 8px;background:#eff6ff;border-left:3px solid #2563eb;border-radius:2px}"
     ".rk-closing{margin-top:6px;padding:5px 8px;border:1px solid #e5e7eb;border-radius:4px}"
     ".rk-closing.rk-ok{background:#f0fdf4;border-color:#bbf7d0}.rk-closing.rk-bad{background:#fef2f2;border-color:#fecaca}"
+    ".rk-closing.rk-partial{background:#fffbeb;border-color:#fde68a}"
     ".rk-usage{font-size:12px;color:#4b5563}.rk-event h4,.rk-event b{color:#111827}"
     "body.rk-page{margin:0;background:#f8fafc;" + FRAME_CSS + "}"
     ".rk-top{padding:8px 16px;background:#fff;border-bottom:1px solid #e5e7eb;position:sticky;top:0}"
