@@ -58,6 +58,17 @@ def test_ray_table_equals_the_local_one_item_for_item(local_ray, tmp_path):
     assert again.rows == on_ray.rows
 
 
+def test_the_driver_keeps_no_coroutine_per_waiting_job(local_ray):
+    "At most `concurrency` jobs are in hand in the driver at once, however many wait: a 10,000-item sweep's memory stays flat."
+    import asyncio
+    jobs = [(label, alg, i, {"task": p} if isinstance(p, str) else p) for label, alg in CONFIGS.items() for i, p in enumerate(PUZZLES)]  # as sweep makes them
+    rows, tasks = [], []
+    def on_row(row): rows.append(row); tasks.append(len(asyncio.all_tasks()))
+    asyncio.run(RayExecutor(concurrency=2).run(jobs, on_row, engine=scripted, check=CHECK, budget=None, seed=0, root=None, limits=None))
+    assert len(rows) == len(jobs) == 8 and all(r["correct"] for r in rows)
+    assert max(tasks) <= 3, tasks  # the run's own task and two workers, never a task for each of the 8 jobs
+
+
 def test_without_shared_storage_logs_travel_with_the_jobs(local_ray, tmp_path):
     from reasoning_kit.events import Log
     from reasoning_kit.engine import fold_run

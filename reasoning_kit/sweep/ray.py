@@ -119,15 +119,15 @@ async def run(self: RayExecutor, jobs: list[tuple], on_row: Callable[[dict], Non
         root = Path(spec["root"]) if spec.get("root") is not None else None
         ship = root is not None and not self.shared_storage
         task = ray.remote(num_cpus=self.cpus_per_job, max_retries=self.retries)(run_shipped if ship else run_remote)
-        shared, gate = ray.put(spec), asyncio.Semaphore(self.concurrency)
-        async def one(job):
-            async with gate:
-                if not ship: on_row(await task.remote(job, shared)); return
+        shared, left = ray.put(spec), iter(jobs)  # `concurrency` workers take the next job as they finish one, as
+        async def worker():                          # LocalExecutor's do: no coroutine per job waits in the driver
+            for job in left:
+                if not ship: on_row(await task.remote(job, shared)); continue
                 f = root / job_log(job[0], job[2])
                 row, text = await task.remote(job, shared, f.read_text() if f.exists() else None)
                 if text is not None: f.parent.mkdir(parents=True, exist_ok=True); f.write_text(text)
                 on_row(row)
-        await asyncio.gather(*(one(j) for j in jobs))
+        await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(jobs)))))
         if actor is not None: self.granted, self.tokens = await actor.count.remote()
     finally:
         if actor is not None: ray.kill(actor)
