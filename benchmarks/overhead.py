@@ -188,6 +188,40 @@ making only the logging of its answer wait for the loop to turn (so answers come
 critical path stayed where it was (median of 15 runs, three alternating pairs: 73.5/74.0/73.9 ms against
 73.2/72.6/73.8), because the request side of a call, which is serial before the last call goes out, is
 the larger part, not the answer side.
+
+Then (main at e565705, issue 30's last criterion) the question was where the critical path's time goes, measured
+three ways on this VM (2 AMD EPYC vCPUs; no hardware counters, so CPU time and callgrind's instruction counts):
+
+- Wall time is the ideal plus the run's CPU. Fifteen runs of each, in turn: ToT 76.4-85.9 ms (one outlier at 102.5)
+  with 15.8-21.4 ms of CPU, and ToT's wall time less the 60 ms ideal less its CPU is 0.6-0.8 ms in 12 of the 15;
+  bare asyncio 64.4-69.8 ms with 3.8-5.2 ms of CPU. The ratio, run by run: 1.13-1.23, median 1.20. With a
+  uniform 10 ms model a wave's requests leave together and its answers come back together, so nothing the run
+  does overlaps a wait: every instruction is on the path.
+- A run that waits costs more CPU than the same run back to back. Medians of three rounds, in CPU ms a run:
+
+                                     instant    sleep(0)   1 ms model   3 ms model   10 ms model
+      TreeOfThoughts over the engine   6.5-9.9    6.7-7.6    11.5-13.6    15.3-16.9    14.3-16.2
+      bare asyncio beam                0.6-1.1    0.7-0.8     2.2-3.0      2.7-3.7      4.3-4.4
+
+  Six times a run the process sleeps in epoll while the model "works", and comes back to cold caches: ToT's
+  larger working set pays about 7 ms for it against bare asyncio's 3 ms. Hot, ToT's 7 ms would put it at
+  about 67 ms, 1.03x of bare; cold, as measured, 1.20x. 1.1x of bare needs at most about 11.5 ms of CPU under
+  waits: 30-40% less CPU per call.
+- Instructions per call (callgrind, the difference between 30 and 10 runs, PYTHONHASHSEED=0, exact): floor 53,307;
+  least a logged call costs 225,685; engine alone 305,412; ToT 468,135. A ToT call is the logged-call bound
+  (48%), the engine's keys, tasks, budget path, handler and scripted client (17%), and ToT's own prompts,
+  parsing and its 1.5 domain events a call, each logged and folded (35%). An engine with no machinery at all
+  beyond logging would save 17%, short of the 30-40% the target needs here.
+
+Tried and dropped:
+- Sending each request of a gather as soon as it is logged whenever no budget needs the level admitted whole (the
+  `sleep(0)` only under a token, cost or calls budget): 468,127 -> 453,841 instructions a call (-3%), wall time
+  the same (77.1-79.5 ms against 77.7-80.2), and it gives up a documented guarantee (a gather is admitted whole
+  before any answer), which test_a_run_that_died_resumes_from_its_log checks.
+- An event loop on select() instead of epoll (microsecond timeouts, where epoll rounds up to the millisecond):
+  72.0-75.6 ms, inside the epoll loop's spread (71.5-73.3). Not the timers.
+- The garbage collector off, or frozen (with the first change in place): 76.9-77.5 and 74.8-75.1 ms against 72.9-74.6
+  with it on. Not the collector.
 """
 import argparse
 import asyncio
