@@ -204,7 +204,9 @@ three ways on this VM (2 AMD EPYC vCPUs; no hardware counters, so CPU time and c
       bare asyncio beam                0.6-1.1    0.7-0.8     2.2-3.0      2.7-3.7      4.3-4.4
 
   Six times a run the process sleeps in epoll while the model "works", and comes back to cold caches: ToT's
-  larger working set pays about 7 ms for it against bare asyncio's 3 ms. Hot, ToT's 7 ms would put it at
+  larger working set pays about 7 ms for it against bare asyncio's 3 ms. Keeping the core busy for 2 ms after
+  the first answer of each wave (a spin in the model) took 0.7-2.0 ms off it, no more: not the clock ramping
+  up after a sleep, but the caches. Hot, ToT's 7 ms would put it at
   about 67 ms, 1.03x of bare; cold, as measured, 1.20x. 1.1x of bare needs at most about 11.5 ms of CPU under
   waits: 30-40% less CPU per call.
 - Instructions per call (callgrind, the difference between 30 and 10 runs, PYTHONHASHSEED=0, exact): floor 53,307;
