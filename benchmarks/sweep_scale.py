@@ -42,7 +42,8 @@ idle machine, load average 0.7-1.1):
     Ray, 10,000 items                   74.5 -> 104.9             185.5 -> 171.0 MiB     1,119.2 -> 1,103.2 MiB
 
 The driver now grows 29.5 MiB over the 18,000 more runs: 1.7 KB a run (2.4 KB before; the local executor's 1.5 KB).
-Ray's own processes move by 100-200 MiB from one start to the next, whatever the sweep.
+Ray's own processes move by 100-200 MiB from one start to the next, whatever the sweep. At 1,000 items Ray's start
+(about 10 s here) is most of the time, so that row's items per second says more about the start than the sweep.
 """
 import argparse
 import asyncio

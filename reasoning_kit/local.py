@@ -26,6 +26,7 @@ import urllib.request
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from collections import OrderedDict
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Callable
 from pathlib import Path
@@ -343,11 +344,12 @@ class SlotRouter:
         self.client, self.slots, self.group = client, check_int("SlotRouter", "slots", slots, 1, 64), group
         self.assigned, self.load, self.remember = OrderedDict(), [0] * self.slots, remember  # (run, group) -> slot; calls per slot
     def __getattr__(self, name):  # the rest is the client's; `stream` is routed too, where the client streams at all
+        if name == "client" or name.startswith("__"): raise AttributeError(name)  # not set yet (a copy, unpickling)
         found = getattr(self.client, name)
         return self._stream if name == "stream" else found
 
-    def routed(self, request, call=None):
-        "`request` naming the slot of its call's group (the least used slot, the first time a group is seen)."
+    def _routed(self, request, call=None):
+        "`request` naming the slot of its call's group (the least used slot, the first time a group is seen); counts the call on it."
         g = (id(getattr(call, "run", None)), self.group(getattr(call, "key", None) or ""))
         if (slot := self.assigned.get(g)) is None:
             slot = self.assigned[g] = min(range(self.slots), key=self.load.__getitem__)
@@ -355,10 +357,11 @@ class SlotRouter:
         self.load[slot] += 1
         return request.model_copy(update={"extra": {**request.extra, "id_slot": slot}})
 
-    async def complete(self, request, call=None): return await self.client.complete(self.routed(request, call), call)
+    async def complete(self, request, call=None): return await self.client.complete(self._routed(request, call), call)
 
     async def _stream(self, request, call=None):
-        async for item in self.client.stream(self.routed(request, call), call): yield item
+        async with aclosing(self.client.stream(self._routed(request, call), call)) as items:  # closed when the reader stops early
+            async for item in items: yield item
 
 # %% ../nbs/06g_local.ipynb #461f8e63
 def _router(self: LocalServer, **kw) -> SlotRouter:

@@ -226,3 +226,29 @@ def test_best_within_budget_picks_the_best_configuration_within_each_budget(grid
             assert r[side] in fits and r[f"{side}_accuracy"] == acc[r[side]] == max(acc[l] for l in fits)
             assert r[f"{side}_spend"] == labels[r[side]][1] <= r["budget"]  # what that side actually spends
         assert r["difference"] == r["a_accuracy"] - r["b_accuracy"] and -1 <= r["ci_low"] <= r["ci_high"] <= 1
+
+
+def test_when_one_worker_fails_the_others_take_no_more_jobs():
+    "A row that cannot be handed on (say the disk is full) ends the sweep: the other workers stop, none runs on unseen."
+    import asyncio
+    from reasoning_kit.algos import SelfConsistency
+    from reasoning_kit.engine import Engine
+    from reasoning_kit.llm import FakeLLMClient, LLMHandler
+    from reasoning_kit.sweep import LocalExecutor
+    calls = []
+    def model(request): calls.append(1); return "Answer: 7"
+    def engine():
+        e = Engine(); LLMHandler(FakeLLMClient(model)).attach(e); return e
+    async def go():
+        rows = []
+        def on_row(row):
+            rows.append(row)
+            if len(rows) == 1: raise OSError("No space left on device")
+        jobs = [("sc", SelfConsistency(samples=1), i, {"task": f"{i} + 7?"}) for i in range(40)]
+        with pytest.raises(OSError, match="No space left"):
+            await LocalExecutor(concurrency=4).run(jobs, on_row, engine=engine, check=lambda r, x: True, budget=None, seed=0, root=None, limits=None)
+        at_raise = len(calls)
+        await asyncio.sleep(0.2)  # time enough for the 36 jobs left, were anyone still taking them
+        return rows, at_raise, len(calls)
+    rows, at_raise, later = asyncio.run(go())
+    assert later == at_raise and at_raise < 10, (at_raise, later)

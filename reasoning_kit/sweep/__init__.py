@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from .. import __version__
 from ..clients.errors import RateLimiter
-from ..engine import Algorithm, Budget, Engine
+from ..engine import Algorithm, Budget, Engine, stop_tasks
 from ..checks import check_int
 from ..eval import is_errored, is_failed, engine_for, run_item
 
@@ -206,6 +206,12 @@ async def run_job(label: str, algorithm: Algorithm, index: int, input: dict, *,
     return _table_row(label, index, row, out, job_log(label, index) if root is not None else None)
 
 # %% ../../nbs/33a_sweep.ipynb #620a9896
+async def _workers(n: int, worker: Callable) -> None:
+    "Run `n` copies of the coroutine function `worker` to the end; if one raises, the others are stopped first (they take no more jobs)."
+    tasks = [asyncio.ensure_future(worker()) for _ in range(n)]
+    try: await asyncio.gather(*tasks)
+    except BaseException: await stop_tasks(tasks); raise
+
 class LocalExecutor:
     "Jobs as asyncio tasks in this process, at most `concurrency` at a time."
     def __init__(self, concurrency: int = 4):  # runs at a time, over all configurations
@@ -217,7 +223,7 @@ class LocalExecutor:
         left = iter(jobs)  # `concurrency` workers take the next job as they finish one: no task per job waits
         async def worker():
             for job in left: on_row(await run_job(*job, **spec))
-        await asyncio.gather(*(worker() for _ in range(self.concurrency)))
+        await _workers(self.concurrency, worker)
 
 # %% ../../nbs/33a_sweep.ipynb #538f89f4
 _LIMITERS: dict[tuple, RateLimiter] = {}  # (limits' token, model, event loop) -> the limiter this process shares
