@@ -29,8 +29,8 @@ from ..eval import is_errored, is_failed, engine_for, run_item
 
 # %% auto #0
 __all__ = ['COLUMNS', 'at_equal_budget', 'SweepResult', 'bootstrap_ci', 'summarize', 'pareto_front', 'format_summary',
-           'best_within_budget', 'job_log', 'run_job', 'LocalExecutor', 'SharedRateLimits', 'sweep', 'sweep_sync',
-           'sweep_from_file']
+           'best_within_budget', 'job_log', 'run_job', 'run_workers', 'LocalExecutor', 'SharedRateLimits', 'sweep',
+           'sweep_sync', 'sweep_from_file']
 
 # %% ../../nbs/33a_sweep.ipynb #5405fe31
 COLUMNS = ["config", "item", "correct", "answer", "status", "calls", "cached", "resumed", "tokens_in", "tokens_out",
@@ -206,7 +206,7 @@ async def run_job(label: str, algorithm: Algorithm, index: int, input: dict, *,
     return _table_row(label, index, row, out, job_log(label, index) if root is not None else None)
 
 # %% ../../nbs/33a_sweep.ipynb #620a9896
-async def _workers(n: int, worker: Callable) -> None:
+async def run_workers(n: int, worker: Callable) -> None:
     "Run `n` copies of the coroutine function `worker` to the end; if one raises, the others are stopped first (they take no more jobs)."
     tasks = [asyncio.ensure_future(worker()) for _ in range(n)]
     try: await asyncio.gather(*tasks)
@@ -223,7 +223,7 @@ class LocalExecutor:
         left = iter(jobs)  # `concurrency` workers take the next job as they finish one: no task per job waits
         async def worker():
             for job in left: on_row(await run_job(*job, **spec))
-        await _workers(self.concurrency, worker)
+        await run_workers(self.concurrency, worker)
 
 # %% ../../nbs/33a_sweep.ipynb #538f89f4
 _LIMITERS: dict[tuple, RateLimiter] = {}  # (limits' token, model, event loop) -> the limiter this process shares

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..checks import check_bool, check_float, check_int, check_str
-from . import SharedRateLimits, _workers, job_log, run_job
+from . import SharedRateLimits, job_log, run_workers, run_job
 
 def _ray():
     "The ray module (an optional extra)."
@@ -127,7 +127,7 @@ async def run(self: RayExecutor, jobs: list[tuple], on_row: Callable[[dict], Non
                 row, text = await task.remote(job, shared, f.read_text() if f.exists() else None)
                 if text is not None: f.parent.mkdir(parents=True, exist_ok=True); f.write_text(text)
                 on_row(row)
-        await _workers(min(self.concurrency, len(jobs)), worker)
+        await run_workers(min(self.concurrency, len(jobs)), worker)
         if actor is not None: self.granted, self.tokens = await actor.count.remote()
     finally:
         if actor is not None: ray.kill(actor)
