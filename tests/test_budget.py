@@ -210,3 +210,29 @@ def test_a_plain_scripted_model_that_talks_too_much_is_held_to_the_budget_too(bu
         assert "cannot admit even one model call" in str(e); return
     assert out.usage.total_tokens <= budget
     assert out.status in (Status.OK, Status.BUDGET_EXHAUSTED, Status.NO_SOLUTION)
+
+
+@pytest.mark.parametrize("budget", [Budget(calls=20, call_tokens=6), Budget(seconds=60, call_tokens=6)])
+def test_call_tokens_caps_every_reply_under_a_budget_of_calls_or_time_too(budget):
+    "call_tokens is sent as each call's max_tokens when the budget limits no tokens or cost: a weak model's rambling stays short."
+    client = honest(lambda request: " ".join(["word"] * 50))
+    out = run(_go(SelfConsistency(samples=3, mode="separate"), client, budget))
+    assert [r.max_tokens for r in client.requests] == [6, 6, 6]  # before: None, and 50 words a reply
+    assert out.usage.completion_tokens == 18
+    logged = [e.data["request"] for e in out.log if e.kind == "llm.request"]
+    assert all("max_tokens" not in r for r in logged)  # the request as the algorithm made it: a replay still matches
+    again = run(_go(SelfConsistency(samples=3, mode="separate"), FakeLLMClient(lambda r: 1 / 0), budget, replay=out.log))
+    assert again.sent == {} and again.value == out.value
+
+
+def test_a_calls_own_max_tokens_wins_over_call_tokens():
+    from reasoning_kit.engine import Algorithm
+    class Own(Algorithm):  # one call that names its own cap
+        name = "own"
+        def initial(self): return {}
+        def apply(self, s, e): pass
+        async def run(self, ctx): await ctx.llm("Say many words.", key="own", max_tokens=3)
+        def result(self, s): return {}
+    client = honest(lambda request: " ".join(["word"] * 50))
+    run(_go(Own(), client, Budget(calls=5, call_tokens=6)))
+    assert [r.max_tokens for r in client.requests] == [3]
