@@ -271,13 +271,6 @@ def _out_of_time(self: Run, effect: str, key: str, detail: str):
 
 # %% ../../nbs/03b_engine_run.ipynb #3cee4285
 @patch
-def _call_cap(self: Run, effect: str, request) -> int | None:
-    "The budget's `call_tokens`, for a model call without `max_tokens` under a budget that limits no tokens or cost (else None)."
-    b = self.budget
-    if b is None or b.call_tokens is None or effect != "llm" or not isinstance(request, LLMRequest) or request.max_tokens is not None: return None
-    return b.call_tokens
-
-@patch
 async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict, stream: bool):
     handler = self.engine.handlers.get(effect)
     if handler is None: raise LookupError(f"no handler attached for {effect!r} effects (attach one, e.g. "
@@ -292,7 +285,9 @@ async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict
     extra = {"replayed": True} if hit else {"reserved": {"tokens": worst[0], "max_tokens": worst[2], **({"cost": worst[1] / 1e9} if worst[1] is not None else {})}} if worst else {}
     self.log.append(f"{effect}.request", {"request": req, **extra}, key=key)
     if worst is None:
-        if self.budget is not None and (cap := self._call_cap(effect, request)) is not None: request = request.model_copy(update={"max_tokens": cap})
+        b = self.budget  # no tokens or cost to reserve, but call_tokens still caps a call that names no max_tokens
+        if b is not None and b.call_tokens is not None and isinstance(request, LLMRequest) and request.max_tokens is None:
+            request = request.model_copy(update={"max_tokens": b.call_tokens})
         return await self._answer(handler, effect, key, request, hit, stream)
     if request.max_tokens != worst[2]: request = request.model_copy(update={"max_tokens": worst[2]})  # the cap is sent: a real bound
     adm.hold(worst)  # held while in flight (a replayed answer too: see below)
