@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from test_clients_aimock import start_aimock  # noqa: E402
 
-from reasoning_kit.clients import OpenAIClient, openai_body, parse_openai  # noqa: E402
-from reasoning_kit.llm import LLMRequest, user  # noqa: E402
+from reasoning_kit.models import OpenAIClient, openai_body, parse_openai  # noqa: E402
+from reasoning_kit.models import LLMRequest, user  # noqa: E402
 
 REQUEST = LLMRequest(messages=[user("hello")])
 SDK_ARGS = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hello"}]}

@@ -16,9 +16,9 @@ import gc
 import statistics
 import time
 
-from reasoning_kit.events import Log, fold
-from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMRequest, Message
-from reasoning_kit.llm.fake import text
+from reasoning_kit.core.events import Log, fold
+from reasoning_kit.models import FakeLLMClient, LLMHandler, LLMRequest, Message
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Algorithm, Budget, Engine, RunReducer, fold_run
 
 REPLY = text("ok")

@@ -10,8 +10,8 @@ import tempfile
 import time
 
 from reasoning_kit.algos import TreeOfThoughts
-from reasoning_kit.eval import on_answer
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.sweep.eval import on_answer
+from reasoning_kit.models import FakeLLMClient, LLMHandler
 from reasoning_kit.engine import Engine
 from reasoning_kit.sweep import sweep
 from reasoning_kit.tasks import game24

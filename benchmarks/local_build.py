@@ -1,7 +1,7 @@
 """Tokens per second of a llama-server build on the default local model (SmolLM2-135M-Instruct Q4_1), so that the
 build `reasoning-kit build-server` makes can be compared with another one on the same machine, in the same run.
 
-    python benchmarks/local_build.py [PROGRAM ...]   # default: the library's own build (reasoning_kit.local.find_server)
+    python benchmarks/local_build.py [PROGRAM ...]   # default: the library's own build (reasoning_kit.models.local.find_server)
 
 For each program: one request alone (1 slot), then 8 requests over 4 slots; 128 completion tokens each (ignore_eos),
 three rounds, the median printed, and each build's figure as a ratio of the first's.
@@ -20,8 +20,7 @@ import time
 
 import httpx
 
-from reasoning_kit import local
-
+from reasoning_kit.models import local
 N_TOKENS = 128
 
 

@@ -5,7 +5,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from reasoning_kit.events import Log
+from reasoning_kit.core.events import Log
 
 N = 5000
 PAYLOAD = {"result": {"choices": [{"message": {"role": "assistant", "content": "x" * 200}}], "usage": {"prompt_tokens": 30}}}

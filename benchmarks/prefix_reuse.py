@@ -27,7 +27,7 @@ Measured (perf branch, 2 shared cores, load average about 5; 4 runs at once, 2 r
 
 ToT: 0.60x the prompt tokens evaluated by node; Debate 0.94x: a debater's prompts already land on its slot
 mostly by the server's own choice (its revision prompt holds the whole first answer). The routing was
-measured then with the benchmark's own copy of the router; since then it runs `reasoning_kit.local.SlotRouter` itself,
+measured then with the benchmark's own copy of the router; since then it runs `reasoning_kit.models.local.SlotRouter` itself,
 as `server.router()` gives it. Measured so (main at 7dae735, idle 2-core VM, load average 0.4 at the start):
 
     algorithm                                      routing  calls/run prompt/run cached/run evaluated/run  tok/s
@@ -46,10 +46,10 @@ import time
 
 import httpx
 
-from reasoning_kit import local
+from reasoning_kit.models import local
 from reasoning_kit.algos import Debate, TreeOfThoughts
 from reasoning_kit.engine import Engine
-from reasoning_kit.llm import LLMHandler
+from reasoning_kit.models import LLMHandler
 
 def tasks(n: int, start: int) -> list[str]:
     "`n` tasks of one shape, none sent before: a measurement reads nothing from the cache but what its own runs put there."

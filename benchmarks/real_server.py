@@ -3,7 +3,7 @@ httpx client sending the same requests with the same concurrency (issue 30).
 
     python benchmarks/real_server.py [--items 6] [--max-tokens 32] [--rounds 3] [--slots 4] [--threads 1]
 
-Starts llama-server (reasoning_kit.local.serve, SmolLM2-135M, `slots` slots; `-n max_tokens` caps every reply at
+Starts llama-server (reasoning_kit.models.local.serve, SmolLM2-135M, `slots` slots; `-n max_tokens` caps every reply at
 the server, so both sides send byte-identical bodies) and, per algorithm (SelfConsistency with separate samples,
 Debate, ToT), runs `items` tasks at once through `engine.run`. The plain client then sends the very bodies the
 engine sent (rebuilt from each run's log by the same client's `_body`), item by item in the same waves (the
@@ -55,13 +55,13 @@ import time
 
 import httpx
 
-from reasoning_kit import local
+from reasoning_kit.models import local
 from reasoning_kit.algos import Debate, SelfConsistency, TreeOfThoughts
-from reasoning_kit.clients.transport import PooledTransport
-from reasoning_kit.clients.wire import json_text
+from reasoning_kit.models.transport import PooledTransport
+from reasoning_kit.models.wire import json_text
 from reasoning_kit.engine import Engine
-from reasoning_kit.llm import LLMHandler, LLMRequest
-from reasoning_kit.llm.core import from_log_form
+from reasoning_kit.models import LLMHandler, LLMRequest
+from reasoning_kit.models.core import from_log_form
 
 TASKS = [f"What is {a} + {b}? Reply with the number." for a, b in [(3, 4), (7, 8), (2, 9), (6, 6), (5, 8), (9, 9),
                                                                    (4, 7), (8, 3), (1, 6), (7, 7), (9, 2), (5, 5)]]

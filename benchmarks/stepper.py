@@ -28,7 +28,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from reasoning_kit.llm import FakeLLMClient, LLMHandler, system, user
+from reasoning_kit.models import FakeLLMClient, LLMHandler, system, user
 from reasoning_kit.engine import Algorithm, Engine, fold_run
 from reasoning_kit.viz import Graph, Stepper, dot_available, shorten, view
 
@@ -123,7 +123,7 @@ async def largest_tot():
     "The largest tree the bounds allow (depth 8, width 5, branching 5), on a scripted model that always proposes 5 steps."
     import hashlib, re
     from reasoning_kit.algos import TreeOfThoughts
-    from reasoning_kit.llm.fake import text
+    from reasoning_kit.models.fake import text
     h = lambda s: int(hashlib.md5(s.encode()).hexdigest()[:8], 16)
     def wide(request):
         u = next((m.content or "" for m in reversed(request.messages) if m.role == "user"), "")

@@ -59,7 +59,7 @@ from pathlib import Path
 
 from reasoning_kit.algos import SelfConsistency, TreeOfThoughts
 from reasoning_kit.engine import Engine
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.models import FakeLLMClient, LLMHandler
 
 CONFIGS = {"tot": TreeOfThoughts(depth=2, width=2, branching=2, stop_score=None), "sc": SelfConsistency(samples=5)}
 CALLS = 0

@@ -1,6 +1,6 @@
 """Turn the notebooks into the documentation site's sources (run by scripts/docs.sh).
 
-One page per notebook, in reading order (index, then by number), named as nbdev names them (`33_eval.ipynb`
+One page per notebook, in reading order (index, then by number), named as nbdev names them (`30_eval.ipynb`
 -> `eval.html`), so that the `Docs:` line nbdev writes into each module points at its page. The README is the
 front page. nbdev's directives are read here, not by Sphinx: `#| hide` and `#| default_exp` cells are
 dropped, the other directive lines are removed from what is shown, and inline tests (a code cell of
@@ -21,7 +21,7 @@ TEST = re.compile(r"^\s*(test_\w+\(|assert\b|test_fail\b|test_eq\b)")
 
 
 def page_name(nb: Path) -> str:
-    "nbdev's name for a notebook's page: the numeric prefix dropped (`33a_sweep` -> `sweep`); `index` -> `tour`."
+    "nbdev's name for a notebook's page: the numeric prefix dropped (`30a_sweep` -> `sweep`); `index` -> `tour`."
     name = re.sub(r"^\d+[a-zA-Z0-9]*_", "", nb.stem.lower())
     return "tour" if name == "index" else name
 

@@ -3,10 +3,10 @@ on 127.0.0.1. One sample against a vote of five, on single-digit sums. Needs `ba
 import asyncio
 import random
 
-from reasoning_kit import local
+from reasoning_kit.models import local
 from reasoning_kit.algos import SelfConsistency
 from reasoning_kit.engine import Engine
-from reasoning_kit.llm import LLMHandler
+from reasoning_kit.models import LLMHandler
 
 
 async def accuracy(server, samples: int, sums: list[tuple[int, int]]) -> tuple[float, int]:

@@ -2,6 +2,7 @@
 
 Modules:
 
+- `reasoning_kit.algos.answers`: Turn a model's reply into the answer an algorithm compares: extraction, normalisation and the vote, in one place, with the raw reply always kept beside the answer.
 - `reasoning_kit.algos.best_of_n`: Draw N candidate answers, score each with a verifier, and answer with the best, the answer with the largest summed score, or the plain majority.
 - `reasoning_kit.algos.common`: Reading an answer out of a reply, counting answers, reading the task, and folding events through a table: what every algorithm needs, in one place.
 - `reasoning_kit.algos.debate`: Several agents answer, read each other's answers, revise, and a judge (or a vote) settles it.
@@ -14,40 +15,40 @@ Modules:
 - `reasoning_kit.algos.toolloop`: Call the model; run the tools it asks for; repeat until it answers or the turns run out.
 - `reasoning_kit.algos.tot`: A beam search over reasoning steps: propose several next steps, score them, keep the best few, repeat.
 - `reasoning_kit.algos.tot_prompts`: The default prompts of Tree of Thoughts, the hooks that replace them, and how a model's reply becomes a step, a score or a vote.
-- `reasoning_kit.answers`: Turn a model's reply into the answer an algorithm compares: extraction, normalisation and the vote, in one place, with the raw reply always kept beside the answer.
-- `reasoning_kit.checks`: Every constructor checks every argument the same way, and says which parameter was wrong and what it accepts; a renamed parameter keeps working for one version.
-- `reasoning_kit.clients.anthropic_wire`: Requests to Messages API JSON and back, and its named stream events reassembled.
-- `reasoning_kit.clients.cassettes`: A cache of responses keyed by the full request, and cassettes: a run recorded once against a real model replays offline, byte for byte.
-- `reasoning_kit.clients.errors`: Every failure is a `ClientError` that knows whether asking again could help; waits honour the server; limits protect the quota.
-- `reasoning_kit.clients.models`: `PROVIDER:MODEL[@BASE_URL]` names a model anywhere one is taken; keys never show; usage becomes dollars.
-- `reasoning_kit.clients.stream`: The HTTP clients' answers as they arrive: text and tool-call deltas, then the whole answer, with retries (a stream cut after text is asked again, and its listeners told to discard it) and parallel samples side by side.
-- `reasoning_kit.clients.transport`: One pooled connection per client, keys looked up per call and scrubbed, limits, retries that show in the log, timeouts, streaming, and `n` samples.
-- `reasoning_kit.clients.wire`: Requests to chat-completions JSON and back, streams reassembled, and the helpers both wire formats share.
+- `reasoning_kit.apps.inspect_ai`: Any reasoning_kit algorithm as an inspect_ai solver: its model calls go through inspect's model, and the run's log rides along in the sample's metadata.
+- `reasoning_kit.apps.server`: Start runs and sessions over HTTP, and watch them event by event as they happen.
+- `reasoning_kit.apps.session`: A conversation over many runs: each user message is one run, every run's log is kept, and a turn that died is finished from its log without asking the model again.
+- `reasoning_kit.core.checks`: Every constructor checks every argument the same way, and says which parameter was wrong and what it accepts; a renamed parameter keeps working for one version.
+- `reasoning_kit.core.events`: A run is the fold of its event log: everything else in reasoning_kit is built on that one idea.
+- `reasoning_kit.core.handlers`: What the engine asks of a handler: the effect it serves, the type it returns, how it answers a request, its worst case for a budget, and the secrets it may carry.
+- `reasoning_kit.core.secrets`: What a secret is, which ones a process knows, and scrubbing them out of everything that is written to disk, logged or shown.
+- `reasoning_kit.effects.memory`: Short notes that outlive a run: stored as JSON Lines, found again by what they say.
+- `reasoning_kit.effects.sandbox`: Run code a model wrote in new namespaces (no network, no files but its own, one writable scratch directory) with a time limit, a memory limit and no environment; process limits alone as a fallback that warns.
+- `reasoning_kit.effects.tools`: `@tool` turns a typed Python function into something a model can call, safely.
+- `reasoning_kit.effects.validate`: Named, deterministic checks: the cheapest and most reliable judge of an answer.
 - `reasoning_kit.engine.budget`: A budget checked before every call: its limits, each call's worst case reserved, and the price of a model.
 - `reasoning_kit.engine.run`: Effects with keys, a log that is the run, a budget checked before every call, and replay for free.
 - `reasoning_kit.engine.state`: How a run ends, what it raised, the state its log folds to, and the Algorithm base class.
-- `reasoning_kit.eval`: One algorithm over many tasks, with bounded concurrency, a deterministic check and a report you can compare.
-- `reasoning_kit.events`: A run is the fold of its event log: everything else in reasoning_kit is built on that one idea.
-- `reasoning_kit.handlers`: What the engine asks of a handler: the effect it serves, the type it returns, how it answers a request, its worst case for a budget, and the secrets it may carry.
-- `reasoning_kit.interop.inspect_ai`: Any reasoning_kit algorithm as an inspect_ai solver: its model calls go through inspect's model, and the run's log rides along in the sample's metadata.
-- `reasoning_kit.llm.core`: Messages, requests, responses and usage: the vocabulary every algorithm and every client shares.
-- `reasoning_kit.llm.fake`: A model that is a Python function of the request: every algorithm runs, and is tested, offline.
-- `reasoning_kit.local`: A real model the library starts itself: llama.cpp's `llama-server` on 127.0.0.1, a small model from PyPI, and a model string (`"local:smollm2"`) that works wherever one is taken.
-- `reasoning_kit.memory`: Short notes that outlive a run: stored as JSON Lines, found again by what they say.
-- `reasoning_kit.runtime`: `reasoning_kit.runtime` is now `reasoning_kit.engine`: the old name still imports, with a warning.
-- `reasoning_kit.sandbox`: Run code a model wrote in new namespaces (no network, no files but its own, one writable scratch directory) with a time limit, a memory limit and no environment; process limits alone as a fallback that warns.
-- `reasoning_kit.secrets`: What a secret is, which ones a process knows, and scrubbing them out of everything that is written to disk, logged or shown.
-- `reasoning_kit.server`: Start runs and sessions over HTTP, and watch them event by event as they happen.
-- `reasoning_kit.session`: A conversation over many runs: each user message is one run, every run's log is kept, and a turn that died is finished from its log without asking the model again.
-- `reasoning_kit.sweep.budget`: Given a sweep over methods and budgets: which method to use at each budget, per difficulty bin if asked, with a bootstrap interval of the winner's margin, and a plot of the frontier.
+- `reasoning_kit.engine.timetravel`: Where two runs part, what each decided from there, and what the difference cost.
+- `reasoning_kit.models.anthropic_wire`: Requests to Messages API JSON and back, and its named stream events reassembled.
+- `reasoning_kit.models.cassettes`: A cache of responses keyed by the full request, and cassettes: a run recorded once against a real model replays offline, byte for byte.
+- `reasoning_kit.models.clients`: OpenAI-compatible and Anthropic clients over httpx: one pooled connection each, retries that show in the log, limits, timeouts, streaming, and the cost of every call.
+- `reasoning_kit.models.core`: Messages, requests, responses and usage: the vocabulary every algorithm and every client shares.
+- `reasoning_kit.models.errors`: Every failure is a `ClientError` that knows whether asking again could help; waits honour the server; limits protect the quota.
+- `reasoning_kit.models.fake`: A model that is a Python function of the request: every algorithm runs, and is tested, offline.
+- `reasoning_kit.models.local`: A real model the library starts itself: llama.cpp's `llama-server` on 127.0.0.1, a small model from PyPI, and a model string (`"local:smollm2"`) that works wherever one is taken.
+- `reasoning_kit.models.providers`: `PROVIDER:MODEL[@BASE_URL]` names a model anywhere one is taken; keys never show; usage becomes dollars.
+- `reasoning_kit.models.stream`: The HTTP clients' answers as they arrive: text and tool-call deltas, then the whole answer, with retries (a stream cut after text is asked again, and its listeners told to discard it) and parallel samples side by side.
+- `reasoning_kit.models.transport`: One pooled connection per client, keys looked up per call and scrubbed, limits, retries that show in the log, timeouts, streaming, and `n` samples.
+- `reasoning_kit.models.wire`: Requests to chat-completions JSON and back, streams reassembled, and the helpers both wire formats share.
+- `reasoning_kit.sweep.eval`: One algorithm over many tasks, with bounded concurrency, a deterministic check and a report you can compare.
 - `reasoning_kit.sweep.experiment`: A sweep described in a small JSON or TOML file and checked whole before anything runs: task sets, checks and scripted models by name, or your own as "module:function".
+- `reasoning_kit.sweep.frontier`: Given a sweep over methods and budgets: which method to use at each budget, per difficulty bin if asked, with a bootstrap interval of the winner's margin, and a plot of the frontier.
+- `reasoning_kit.sweep.grid`: Many configurations over many tasks: one tidy table, summaries with intervals, an experiment directory that resumes.
 - `reasoning_kit.sweep.plots`: Accuracy against cost with error bars and the Pareto front, calls per item as a distribution, and per-item win/loss between two methods.
 - `reasoning_kit.sweep.ray`: The same sweep on a Ray cluster: each item a Ray task with its own Engine; rows, logs and progress come back as on one machine.
 - `reasoning_kit.tasks.arithmetic`: A small task set the package ships for measuring methods on real models: sums and products whose answers code can check exactly, at three levels a small model finds easy, harder and hard.
 - `reasoning_kit.tasks.game24`: The puzzle Tree of Thoughts was first shown on: an exact checker (with failure messages a model can act on), a solver, the puzzle set, and prompts of its own in the paper's format.
-- `reasoning_kit.timetravel`: Where two runs part, what each decided from there, and what the difference cost.
-- `reasoning_kit.tools`: `@tool` turns a typed Python function into something a model can call, safely.
-- `reasoning_kit.validate`: Named, deterministic checks: the cheapest and most reliable judge of an answer.
 - `reasoning_kit.viz.best_of_n`: Every candidate of a best-of-N run with its answer and its score, the votes and summed scores, and the chosen one.
 - `reasoning_kit.viz.debate`: The agents' answers in every round, who changed their mind, and the judge's ruling or the tally.
 - `reasoning_kit.viz.export`: Step through a run in any browser, offline: no server, no kernel, no CDN.
@@ -69,9 +70,9 @@ __version__ = "0.1.0"
 # so `import reasoning_kit` stays as light as it was (nothing below it is loaded until a name is asked for).
 _LAZY = {"Engine": "engine", "Budget": "engine", "Status": "engine", "Outcome": "engine", "fold_run": "engine", "open_run": "engine",
          "FakeLLMClient": "llm", "LLMHandler": "llm", "Message": "llm", "LLMRequest": "llm", "text": "llm.fake", "tool_call": "llm.fake",
-         "tool": "tools", "ToolHandler": "tools", "ValidationHandler": "validate", "diff": "timetravel",
+         "tool": "tools", "ToolHandler": "tools", "ValidationHandler": "validate", "diff": "engine.timetravel",
          **dict.fromkeys(["ToolLoop", "Reflexion", "Debate", "Swarm", "Agent", "TreeOfThoughts", "SelfConsistency", "GeneratorCritic",
-                          "GenerateTestRepair"], "algos")}
+                          "GenerateTestRepair", "BestOfN", "MCTS"], "algos")}
 __all__ = sorted(_LAZY)
 
 

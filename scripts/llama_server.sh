@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build llama.cpp's `llama-server` (MIT) once and print the path of the program: a thin wrapper around
-# `reasoning-kit build-server` (reasoning_kit.local.build_server), which builds it from the llama.cpp sources vendored in
+# `reasoning-kit build-server` (reasoning_kit.models.local.build_server), which builds it from the llama.cpp sources vendored in
 # the llama-cpp-python sdist into the user cache (~/.cache/reasoning_kit/llama-server/VERSION/), optimised for this
 # machine (Release, GGML_NATIVE), CPU only, no curl/openssl, no web UI. About 10 minutes on 2 cores the first time;
 # reruns print the cached path at once. Needs cmake and a C++ compiler (apt-get install cmake build-essential).

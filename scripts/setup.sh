@@ -23,7 +23,7 @@ if [ "$dev" = "--dev" ]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
   command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
   command -v git >/dev/null 2>&1 || need_apt+=(git)
-  command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)  # the sandbox's namespaces (reasoning_kit.sandbox)
+  command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)  # the sandbox's namespaces (reasoning_kit.effects.sandbox)
 fi
 PY=""
 if [ -n "${VIRTUAL_ENV:-}" ]; then PY="$VIRTUAL_ENV/bin/python"

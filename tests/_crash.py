@@ -7,15 +7,15 @@ import textwrap
 import warnings
 from pathlib import Path
 
-from reasoning_kit.events import Log
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.core.events import Log
+from reasoning_kit.models import FakeLLMClient, LLMHandler
 from reasoning_kit.engine import Engine
 
 CHILD = textwrap.dedent("""
     import asyncio, os, signal, sys
     sys.path.insert(0, {tests!r})
     from {module} import make, model, handlers
-    from reasoning_kit.llm import FakeLLMClient, LLMHandler
+    from reasoning_kit.models import FakeLLMClient, LLMHandler
     from reasoning_kit.engine import Engine
 
     calls = 0

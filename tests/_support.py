@@ -6,8 +6,8 @@ import json
 import random
 from pathlib import Path
 
-from reasoning_kit.events import Log
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.core.events import Log
+from reasoning_kit.models import FakeLLMClient, LLMHandler
 from reasoning_kit.engine import Engine, fold_run
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from reasoning_kit.answers import KINDS, Extracted, extract, normalize, read_score, read_verdict, vote, words_to_number
+from reasoning_kit.algos.answers import KINDS, Extracted, extract, normalize, read_score, read_verdict, vote, words_to_number
 
 SCRIPTS = [0x30, 0xFF10, 0x660, 0x6F0, 0x966, 0x9E6]  # ASCII, fullwidth, Arabic-Indic, Persian, Devanagari, Bengali zeros
 ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()

@@ -8,9 +8,9 @@ from hypothesis import given, settings, strategies as st
 
 from reasoning_kit.algos import BestOfN
 from reasoning_kit.algos.best_of_n import BestOfNState, ScorerError, choose
-from reasoning_kit.llm.fake import text
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Budget, Status, fold_run
-from reasoning_kit.validate import ValidationHandler
+from reasoning_kit.effects.validate import ValidationHandler
 
 from _crash import crash_then_resume
 from _support import request_keys, run_scripted, user_of

@@ -11,10 +11,10 @@ from hypothesis import given, settings, strategies as st
 from reasoning_kit.algos.debate import Debate
 from reasoning_kit.algos.self_consistency import SelfConsistency
 from reasoning_kit.algos.tot import TreeOfThoughts
-from reasoning_kit.clients.models import Price, cost_of
-from reasoning_kit.events import Log
-from reasoning_kit.llm import FakeLLMClient, LLMHandler, Usage
-from reasoning_kit.llm.fake import text
+from reasoning_kit.models.providers import Price, cost_of
+from reasoning_kit.core.events import Log
+from reasoning_kit.models import FakeLLMClient, LLMHandler, Usage
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Budget, Engine, Status
 
 from _support import run, system_of, user_of

@@ -12,9 +12,9 @@ from hypothesis import example, given, settings, strategies as st
 from reasoning_kit.algos.debate import Debate
 from reasoning_kit.algos.self_consistency import SelfConsistency
 from reasoning_kit.algos.tot import TreeOfThoughts
-from reasoning_kit.events import Log
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.llm.fake import text
+from reasoning_kit.core.events import Log
+from reasoning_kit.models import FakeLLMClient, LLMHandler
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Engine, Status, fold_run
 
 from _support import system_of, user_of

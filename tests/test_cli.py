@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from reasoning_kit.events import Log
+from reasoning_kit.core.events import Log
 from reasoning_kit.__main__ import main
 
 from _support import FIXTURES

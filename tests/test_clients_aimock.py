@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 
 from reasoning_kit.algos import ToolLoop
-from reasoning_kit.clients import (AnthropicClient, APIError, Cassette, ConnectionFailed, MalformedResponse, OpenAIClient,
+from reasoning_kit.models import (AnthropicClient, APIError, Cassette, ConnectionFailed, MalformedResponse, OpenAIClient,
                                    StreamTruncated, client_for_model, price_for)
-from reasoning_kit.llm import LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCallDelta, ToolSpec, user
+from reasoning_kit.models import LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCallDelta, ToolSpec, user
 from reasoning_kit.engine import Budget, Engine, Status
-from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
+from reasoning_kit.effects.tools import ToolHandler, ToolRegistry, tool
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "aimock" / "fixtures.json"

@@ -10,12 +10,12 @@ import pytest
 import respx
 
 from reasoning_kit.algos import SelfConsistency, ToolLoop
-from reasoning_kit.clients import CachedClient, Cassette, CassetteMiss, OpenAIClient, client_for_model, settings
-from reasoning_kit.clients.cassettes import canonical_request, first_difference
-from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCall, ToolCallDelta, user
-from reasoning_kit.llm.fake import reply, text
+from reasoning_kit.models import CachedClient, Cassette, CassetteMiss, OpenAIClient, client_for_model, settings
+from reasoning_kit.models.cassettes import canonical_request, first_difference
+from reasoning_kit.models import FakeLLMClient, LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCall, ToolCallDelta, user
+from reasoning_kit.models.fake import reply, text
 from reasoning_kit.engine import Engine, Status, fold_run
-from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
+from reasoning_kit.effects.tools import ToolHandler, ToolRegistry, tool
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "tests" / "fixtures" / "cassettes" / "toolloop_weather_aimock.json"

@@ -11,9 +11,9 @@ import httpx
 import pytest
 import respx
 
-from reasoning_kit.clients import (AnthropicClient, APIError, CallTimeout, ConnectionFailed, MalformedResponse, MissingKey,
+from reasoning_kit.models import (AnthropicClient, APIError, CallTimeout, ConnectionFailed, MalformedResponse, MissingKey,
                                    OpenAIClient, StreamRestart, StreamTruncated, client_for_model, settings)
-from reasoning_kit.llm import LLMHandler, LLMRequest, LLMResponse, TextDelta, user
+from reasoning_kit.models import LLMHandler, LLMRequest, LLMResponse, TextDelta, user
 from reasoning_kit.engine import Engine, Status, fold_run
 
 BASE = "http://127.0.0.1:9/v1"  # respx intercepts it: nothing is sent
@@ -153,7 +153,7 @@ def test_keys_never_reach_errors_events_logs_or_reprs(caplog):
     respx.post(URL).mock(side_effect=[httpx.Response(500, json={"error": {"message": f"upstream rejected key {key}"}}),
                                       httpx.Response(401, json={"error": {"message": f"Incorrect API key provided: {key}"}})])
     client, call = fast(api_key=key), Call()
-    caplog.set_level(logging.DEBUG, logger="reasoning_kit.clients")
+    caplog.set_level(logging.DEBUG, logger="reasoning_kit.models")
     with pytest.raises(APIError) as e: run(client.complete(REQ, call))
     seen = str(e.value) + repr(e.value) + json.dumps(call.events) + caplog.text + repr(client) + repr(vars(client))
     assert key not in seen and "***" in str(e.value) and "***" in json.dumps(call.events)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMRequest, user
+from reasoning_kit.models import FakeLLMClient, LLMHandler, LLMRequest, user
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "reasoning_kit"
@@ -28,9 +28,9 @@ def modules():
 def test_the_walk_sees_function_level_and_relative_imports(tmp_path):
     pkg = tmp_path / "reasoning_kit" / "llm"; pkg.mkdir(parents=True)
     f = pkg / "x.py"
-    f.write_text("def f():\n    from ..clients import client_for_model\n    import reasoning_kit.runtime\n")
+    f.write_text("def f():\n    from ..clients import client_for_model\n    import reasoning_kit.engine\n")
     found = [m for m, _, _ in imports_of(f, tmp_path)]
-    assert found == ["reasoning_kit.clients", "reasoning_kit.runtime"]
+    assert found == ["reasoning_kit.models", "reasoning_kit.engine"]
 
 
 def test_llm_imports_nothing_above_it():
@@ -72,7 +72,7 @@ def test_no_method_assigned_to_a_class_by_hand():
 
 
 def test_importing_llm_does_not_import_clients():
-    code = "import sys, reasoning_kit.llm; print(any(m.startswith('reasoning_kit.clients') for m in sys.modules))"
+    code = "import sys, reasoning_kit.models; print(any(m.startswith('reasoning_kit.models') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""})
     assert out.stdout.strip() == "False", out.stderr
 
@@ -85,8 +85,8 @@ def test_a_model_string_resolves_through_the_declared_entry_point(tmp_path):
     (dist / "entry_points.txt").write_text("[reasoning_kit.providers]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()))
     code = textwrap.dedent("""
         import sys
-        from reasoning_kit.llm import LLMHandler
-        assert not any(m.startswith('reasoning_kit.clients') for m in sys.modules)
+        from reasoning_kit.models import LLMHandler
+        assert not any(m.startswith('reasoning_kit.models') for m in sys.modules)
         h = LLMHandler('openai:gpt-4o-mini@http://127.0.0.1:9/v1')
         print(type(h.client).__name__, h.client.base_url)
     """)
@@ -96,7 +96,7 @@ def test_a_model_string_resolves_through_the_declared_entry_point(tmp_path):
 
 
 def test_an_unknown_provider_is_a_clear_error():
-    import reasoning_kit.clients  # noqa: F401
+    import reasoning_kit.models  # noqa: F401
     with pytest.raises(LookupError, match="no model provider 'nosuch'"): LLMHandler("nosuch:model")
 
 
@@ -150,7 +150,7 @@ def test_the_fake_keeps_only_the_last_requests():
 
 def test_a_registered_provider_answers_model_strings():
     "The registry alone, without entry points: a provider registered in the test resolves `name:model` strings."
-    from reasoning_kit.llm import MODEL_PROVIDERS, register_model_provider
+    from reasoning_kit.models import MODEL_PROVIDERS, register_model_provider
     seen = []
     register_model_provider("testprov", lambda s: seen.append(s) or FakeLLMClient(lambda r: f"{s} says hi"))
     try:
@@ -166,12 +166,12 @@ def test_the_entry_point_resolves_to_the_clients_registrar():
     import importlib
     eps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["reasoning_kit.providers"]
     mod, _, attr = eps["clients"].partition(":")
-    import reasoning_kit.clients as clients
+    import reasoning_kit.models as clients
     assert getattr(importlib.import_module(mod), attr) is clients.register_providers
 
 
 def test_the_split_package_still_exports_every_public_name():
-    import reasoning_kit.clients as clients
+    import reasoning_kit.models as clients
     before = ['PROVIDERS', 'settings', 'PRICES', 'RETRY_STATUSES', 'Provider', 'register_provider', 'ModelRef', 'parse_model', 'wire_model', 'Secret', 'Settings', 'Price', 'set_price', 'price_for', 'cost_of', 'ClientError', 'APIError', 'MissingKey', 'ConnectionFailed', 'CallTimeout', 'MalformedResponse', 'StreamTruncated', 'parse_retry_after', 'backoff', 'RateLimiter', 'openai_body', 'parse_arguments', 'parse_openai', 'anthropic_body', 'parse_anthropic', 'sse_events', 'OpenAIStream', 'AnthropicStream', 'HTTPClient', 'PooledTransport', 'OpenAIClient', 'AnthropicClient', 'client_for_model']
-    ns = {}; exec("from reasoning_kit.clients import *", ns)
+    ns = {}; exec("from reasoning_kit.models import *", ns)
     assert [n for n in before if n not in ns] == [] and all(hasattr(clients, n) for n in before)

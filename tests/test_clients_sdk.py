@@ -8,9 +8,9 @@ import json
 import pytest
 from pydantic import TypeAdapter
 
-from reasoning_kit.clients import (AnthropicStream, OpenAIStream, anthropic_body, openai_body, parse_anthropic,
+from reasoning_kit.models import (AnthropicStream, OpenAIStream, anthropic_body, openai_body, parse_anthropic,
                                    parse_openai, price_for, sse_events)
-from reasoning_kit.llm import LLMRequest, TextDelta, ToolCall, ToolCallDelta, ToolSpec, assistant, system, tool_result, user
+from reasoning_kit.models import LLMRequest, TextDelta, ToolCall, ToolCallDelta, ToolSpec, assistant, system, tool_result, user
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")

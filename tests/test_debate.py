@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from reasoning_kit.algos.debate import Debate, DebateState, extract_answer, majority
-from reasoning_kit.events import Log, Timeline
-from reasoning_kit.llm.fake import text
+from reasoning_kit.core.events import Log, Timeline
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Budget, RunReducer, Status, fold_run
 
 from _support import check_fixture, read_fixture, request_keys, run_scripted, system_of, user_of, write_fixture

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reasoning_kit.events import Log, LogFormatError
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.llm.fake import text
+from reasoning_kit.core.events import Log, LogFormatError
+from reasoning_kit.models import FakeLLMClient, LLMHandler
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Algorithm, Budget, EffectFailed, Engine, Status, fold_run
 
 from _support import run, run_scripted
@@ -193,7 +193,7 @@ CRASHING_RUN = textwrap.dedent("""
     import asyncio, os, sys
     sys.path.insert(0, {tests!r})
     from test_engine import Levels, answer
-    from reasoning_kit.llm import FakeLLMClient, LLMHandler
+    from reasoning_kit.models import FakeLLMClient, LLMHandler
     from reasoning_kit.engine import Engine
 
     calls = 0
@@ -266,7 +266,7 @@ def test_bad_input_gets_a_clear_error():
 
 
 def test_cost_budget_uses_the_reported_dollars():
-    from reasoning_kit.llm import Usage
+    from reasoning_kit.models import Usage
 
     def priced(req):
         return text("x", usage=Usage(prompt_tokens=10, completion_tokens=1, cost=0.01))

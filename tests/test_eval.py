@@ -8,9 +8,9 @@ import zlib
 import pytest
 
 from reasoning_kit.algos import TreeOfThoughts
-from reasoning_kit.eval import Report, compare, evaluate, evaluate_sync, on_answer
-from reasoning_kit.events import Log
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.sweep.eval import Report, compare, evaluate, evaluate_sync, on_answer
+from reasoning_kit.core.events import Log
+from reasoning_kit.models import FakeLLMClient, LLMHandler
 from reasoning_kit.engine import Budget, Engine, fold_run
 from reasoning_kit.tasks import game24
 
@@ -158,7 +158,7 @@ def test_progress_line_and_sync_entry_point(capsys):
 
 
 def test_rows_read_answer_with_fallback_for_old_logs():
-    from reasoning_kit.eval import answer_of
+    from reasoning_kit.sweep.eval import answer_of
     assert answer_of({"answer": "a", "candidate": "c"}) == "a"
     assert answer_of({"candidate": "c"}) == "c" and answer_of({"text": "t"}) == "t" and answer_of({}) is None
     r = run(evaluate(factory(0), tot(), PUZZLES[:4], check=CHECK, progress=False))
@@ -180,8 +180,8 @@ def test_engine_factory_may_take_the_item():
 
 def test_cache_hits_are_counted_apart_from_model_calls():
     from types import SimpleNamespace
-    from reasoning_kit.eval import _cached
-    from reasoning_kit.events import Event
+    from reasoning_kit.sweep.eval import _cached
+    from reasoning_kit.core.events import Event
     ev = lambda **d: Event(kind="llm.result", data={"result": {}, **d})
     assert _cached(SimpleNamespace(log=[ev(served="cache"), ev(), ev(served="cache", replayed=True)])) == 1
     assert _cached(SimpleNamespace(cached=3, log=[])) == 3
@@ -206,7 +206,7 @@ def test_cache_hits_are_counted_apart_from_model_calls():
 
 
 def test_top1_and_any_of_beam_from_the_beam():
-    from reasoning_kit.eval import _beam
+    from reasoning_kit.sweep.eval import _beam
     ok = lambda v, i: v["answer"] == "right"
     assert _beam(ok, {"answer": "wrong", "beam": [{"answer": "wrong"}, {"answer": "right"}]}, {}) == (False, True)
     assert _beam(ok, {"answer": "right", "beam": [{"answer": "right"}]}, {}) == (True, True)

@@ -89,7 +89,7 @@ def test_yaml_given_to_the_json_reader_and_a_yaml_file_are_named(tmp_path):
 
 MINE = '''
 import asyncio
-from reasoning_kit.llm.fake import text
+from reasoning_kit.models.fake import text
 def model(request):
     assert request.role == "sampler", request.role
     return text("Answer: 4")

@@ -117,7 +117,7 @@ def test_a_300_event_tree_of_50_nodes_stays_under_2_mb(tmp_path):
 
 def test_ten_thousand_events_export_open_and_step_in_chromium(tmp_path):
     import asyncio
-    from reasoning_kit.llm import FakeLLMClient, LLMHandler, system, user
+    from reasoning_kit.models import FakeLLMClient, LLMHandler, system, user
     from reasoning_kit.engine import Algorithm, Engine
 
     class Notes(Algorithm):
@@ -213,10 +213,10 @@ def _swarm_run():
     "The spec's Swarm example: triage hands off to billing, which refunds (one real tool call)."
     import asyncio
     from reasoning_kit.algos import Agent, Swarm
-    from reasoning_kit.llm import FakeLLMClient, LLMHandler
-    from reasoning_kit.llm.fake import text, tool_call
+    from reasoning_kit.models import FakeLLMClient, LLMHandler
+    from reasoning_kit.models.fake import text, tool_call
     from reasoning_kit.engine import Engine
-    from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
+    from reasoning_kit.effects.tools import ToolHandler, ToolRegistry, tool
 
     @tool
     def refund(order: str) -> str:
@@ -242,7 +242,7 @@ def _swarm_run():
 def _failed_run():
     "A run whose algorithm raises after its one model call: status failed, with an answer-shaped result never reached."
     import asyncio
-    from reasoning_kit.llm import FakeLLMClient, LLMHandler, user
+    from reasoning_kit.models import FakeLLMClient, LLMHandler, user
     from reasoning_kit.engine import Algorithm, Engine
 
     class Breaks(Algorithm):

@@ -8,9 +8,9 @@ import json
 import re
 
 from reasoning_kit.algos import SelfConsistency
-from reasoning_kit.clients import OpenAIClient
+from reasoning_kit.models import OpenAIClient
 from reasoning_kit.engine import Engine
-from reasoning_kit.llm import LLMHandler, LLMRequest, user
+from reasoning_kit.models import LLMHandler, LLMRequest, user
 
 
 class Slots:

@@ -3,8 +3,8 @@ import json
 
 from hypothesis import example, given, settings, strategies as st
 
-from reasoning_kit.events import Event, Log, LogFormatError, _careful, _header
-from reasoning_kit.llm import Choice, LLMRequest, LLMResponse, Message, ToolCall, Usage, log_form, trusted
+from reasoning_kit.core.events import Event, Log, LogFormatError, _careful, _header
+from reasoning_kit.models import Choice, LLMRequest, LLMResponse, Message, ToolCall, Usage, log_form, trusted
 
 text = st.text(max_size=8)
 jsonish = st.recursive(st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=True) | text,
@@ -76,7 +76,7 @@ def test_a_corrupt_line_is_still_named():
 @settings(max_examples=60, deadline=None)
 @given(responses)
 def test_from_log_form_reads_what_log_form_wrote(r):
-    from reasoning_kit.llm import from_log_form
+    from reasoning_kit.models import from_log_form
     d = log_form(r)
     assert from_log_form(LLMResponse, d) == LLMResponse.model_validate(d)
 
@@ -92,7 +92,7 @@ payloads = st.recursive(jsonish | st.sampled_from(["assistant", "robot", "stop",
 def test_from_log_form_agrees_with_pydantic_on_anything(d):
     "Whatever a log holds, the hand check builds what pydantic builds, or leaves pydantic to refuse it."
     from pydantic import ValidationError
-    from reasoning_kit.llm import from_log_form
+    from reasoning_kit.models import from_log_form
     def outcome(f):
         try: return f()
         except ValidationError as e: return ("invalid", str(e.errors()[0]["loc"]))
@@ -131,7 +131,7 @@ fields = {"role": st.sampled_from(["user", "assistant"]), "content": st.none() |
 @given(st.fixed_dictionaries({"role": fields["role"]}, optional={k: v for k, v in fields.items() if k != "role"}))
 def test_a_trusted_builder_builds_what_validation_builds(values):
     "Same fields, same defaults (fresh ones from factories), same fields set, for any subset of the fields given."
-    from reasoning_kit.llm import trusted_builder
+    from reasoning_kit.models import trusted_builder
     built, valid = trusted_builder(Message)(**values), Message(**values)
     assert built == valid and built.model_fields_set == valid.model_fields_set and list(built.__dict__) == list(valid.__dict__)
     assert built.model_dump(exclude_unset=True) == valid.model_dump(exclude_unset=True)
@@ -151,7 +151,7 @@ payload_texts = st.lists(st.tuples(st.sampled_from(["a", "b", "data", "é"]), li
 def test_the_one_pass_reader_reads_what_the_careful_one_reads(payloads):
     """Payloads written by hand, numbers past a double, lone surrogates and non-objects among them: the one-pass msgspec reader gives
     exactly the events (or the error) of the careful reader; when it declines a file, the per-line readers judge it."""
-    from reasoning_kit.events import _whole
+    from reasoning_kit.core.events import _whole
     text = _header() + "".join(f'{{"seq":{i},"at":0.5,"kind":"a.b","key":null,"data":{p}}}\n' for i, p in enumerate(payloads))
     try: want = _careful(text.split("\n")[:-1], "<text>", True, False)
     except (LogFormatError, ValueError) as e: want = (type(e), str(e))

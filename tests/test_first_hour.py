@@ -7,8 +7,8 @@ import pydoc
 import pytest
 
 from reasoning_kit.engine import Budget, Engine
-from reasoning_kit.events import Log
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.core.events import Log
+from reasoning_kit.models import FakeLLMClient, LLMHandler
 
 from test_engine import Levels, answer
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from reasoning_kit.algos import TreeOfThoughts
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.llm.fake import text
+from reasoning_kit.models import FakeLLMClient, LLMHandler
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Engine
 from reasoning_kit.viz import FIT_CSS, Frame, Stepper, frame_html
 

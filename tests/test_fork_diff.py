@@ -4,8 +4,8 @@ import asyncio
 
 from hypothesis import given, settings, strategies as st
 
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.llm.fake import text
+from reasoning_kit.models import FakeLLMClient, LLMHandler
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Budget, Engine, Status
 
 from test_engine import Levels, answer
@@ -63,17 +63,17 @@ def test_fork_names_a_bad_k():
 
 def test_diff_is_reached_from_the_package_root_without_importing_it_early():
     import subprocess, sys
-    code = ("import sys, reasoning_kit; early = 'reasoning_kit.timetravel' in sys.modules; "
-            "from reasoning_kit.timetravel import diff; print(early, reasoning_kit.diff is diff)")
+    code = ("import sys, reasoning_kit; early = 'reasoning_kit.engine.timetravel' in sys.modules; "
+            "from reasoning_kit.engine.timetravel import diff; print(early, reasoning_kit.diff is diff)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True"]
 
 
 # diff in the algorithms' own terms: Debate, Swarm, Reflexion say what changed (RunDiff.story)
 from reasoning_kit.algos import Agent, Debate, Reflexion, Swarm
-from reasoning_kit.llm.fake import tool_call
-from reasoning_kit.timetravel import diff
-from reasoning_kit.validate import ValidationHandler
+from reasoning_kit.models.fake import tool_call
+from reasoning_kit.engine.timetravel import diff
+from reasoning_kit.effects.validate import ValidationHandler
 
 
 def _debater(req):  # agent 1 answers 10 first, then follows the others

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from reasoning_kit.algos.generate_test_repair import GenerateTestRepair, extract_answer
-from reasoning_kit.events import Timeline
-from reasoning_kit.llm.fake import text
+from reasoning_kit.core.events import Timeline
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Budget, RunReducer, Status, fold_run
 from reasoning_kit.tasks.game24 import check_24
-from reasoning_kit.validate import ValidationHandler
+from reasoning_kit.effects.validate import ValidationHandler
 
 from _support import check_fixture, read_fixture, request_keys, run_scripted, write_fixture
 

@@ -4,10 +4,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from reasoning_kit.algos.generator_critic import CRITIC_SYSTEM, GeneratorCritic, parse_verdict
-from reasoning_kit.events import Timeline
-from reasoning_kit.llm.fake import text
+from reasoning_kit.core.events import Timeline
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Budget, RunReducer, Status, fold_run
-from reasoning_kit.validate import ValidationHandler
+from reasoning_kit.effects.validate import ValidationHandler
 
 from _support import check_fixture, read_fixture, request_keys, run_scripted, system_of, write_fixture
 

@@ -13,8 +13,8 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import match
 
 from reasoning_kit.algos import Debate, SelfConsistency
-from reasoning_kit.events import Log
-from reasoning_kit.interop.inspect_ai import reasoning_kit_solver
+from reasoning_kit.core.events import Log
+from reasoning_kit.apps.inspect_ai import reasoning_kit_solver
 from reasoning_kit.engine import fold_run
 
 

@@ -24,10 +24,10 @@ import pytest
 from pydantic import BaseModel
 
 from reasoning_kit.algos import Agent, Swarm, ToolLoop, TreeOfThoughts
-from reasoning_kit.clients import AnthropicClient, APIError, OpenAIClient, StreamRestart, StreamTruncated, client_for_model
-from reasoning_kit.llm import LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCallDelta, parse_as, structured, user
+from reasoning_kit.models import AnthropicClient, APIError, OpenAIClient, StreamRestart, StreamTruncated, client_for_model
+from reasoning_kit.models import LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCallDelta, parse_as, structured, user
 from reasoning_kit.engine import Engine, Status
-from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
+from reasoning_kit.effects.tools import ToolHandler, ToolRegistry, tool
 
 from tiny_gguf import write_model
 
@@ -38,8 +38,8 @@ NO_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}  # the templa
 
 
 def llama_server_binary() -> str:
-    "The llama-server program: reasoning_kit.local finds it, or builds it the first time (minutes)."
-    from reasoning_kit.local import LlamaServerMissing, build_server, find_server
+    "The llama-server program: reasoning_kit.models.local finds it, or builds it the first time (minutes)."
+    from reasoning_kit.models.local import LlamaServerMissing, build_server, find_server
     try: return str(find_server())
     except LlamaServerMissing: return str(build_server(quiet=True))
 
@@ -97,7 +97,7 @@ async def once(client, request):
 # ---- the build ---------------------------------------------------------------------------------------------------
 
 def test_the_build_is_pinned_cached_and_wired_into_setup():
-    from reasoning_kit import local
+    from reasoning_kit.models import local
     assert local.server_build_dir().name == local.LLAMA_CPP_PYTHON_VERSION
     assert "build-server" in SCRIPT.read_text() and "llama_server.sh" in (ROOT / "scripts" / "setup.sh").read_text()  # CI builds it
 

@@ -15,14 +15,14 @@ import time
 import httpx
 import pytest
 
-from reasoning_kit import local
+from reasoning_kit.models import local
 from reasoning_kit.algos import MCTS, BestOfN, Debate, GeneratorCritic, Reflexion, SelfConsistency, ToolLoop, TreeOfThoughts
-from reasoning_kit.clients import ContextExceeded, Unsupported, client_for_model
-from reasoning_kit.clients.transport import PooledTransport
-from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMRequest, user
+from reasoning_kit.models import ContextExceeded, Unsupported, client_for_model
+from reasoning_kit.models.transport import PooledTransport
+from reasoning_kit.models import FakeLLMClient, LLMHandler, LLMRequest, user
 from reasoning_kit.engine import Budget, Engine, Status
-from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
-from reasoning_kit.validate import ValidationHandler
+from reasoning_kit.effects.tools import ToolHandler, ToolRegistry, tool
+from reasoning_kit.effects.validate import ValidationHandler
 
 TASK = {"task": "What is 3 + 5? Reply with the number."}
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -78,7 +78,7 @@ def test_a_with_block_stops_the_server_after_an_exception():
 
 
 def test_killing_the_parent_kills_the_server():
-    code = ("from reasoning_kit.local import serve; import time\n"
+    code = ("from reasoning_kit.models.local import serve; import time\n"
             "s = serve('smollm2', slots=1); print(s.process.pid, flush=True); time.sleep(600)")
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
@@ -91,7 +91,7 @@ def test_killing_the_parent_kills_the_server():
 
 
 def test_interpreter_exit_stops_the_server():
-    code = "from reasoning_kit.local import serve\ns = serve('smollm2', slots=1); print(s.process.pid, flush=True)"
+    code = "from reasoning_kit.models.local import serve\ns = serve('smollm2', slots=1); print(s.process.pid, flush=True)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert wait_gone(int(out.stdout.split()[0]))
 
@@ -260,7 +260,7 @@ def test_every_algorithm_finishes_on_the_real_model_and_replays_offline(server, 
 
 def test_self_consistency_extracts_a_number_from_every_vote(server):
     "Every real reply that writes a digit is read as a number, and the votes count those numbers (what a weak model writes decides which)."
-    from reasoning_kit.answers import extract
+    from reasoning_kit.algos.answers import extract
     _, out = run(real_run(server, lambda: SelfConsistency(samples=5), budget=CALLS))
     texts = [t for t in out.value["texts"] if t]
     assert out.status in (Status.OK, Status.NO_SOLUTION) and texts

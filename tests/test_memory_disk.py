@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reasoning_kit.memory import Memory, MemoryLocked, known_secrets, scrub_known
+from reasoning_kit.effects.memory import Memory, MemoryLocked, known_secrets, scrub_known
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 WRITER = """
 import sys
-from reasoning_kit.memory import Memory
+from reasoning_kit.effects.memory import Memory
 m = Memory(sys.argv[1])
 print("ready", flush=True)
 for i in range(int(sys.argv[3])):

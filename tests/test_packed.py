@@ -6,8 +6,8 @@ from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
-from reasoning_kit.events import Log, pack, unpack
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.core.events import Log, pack, unpack
+from reasoning_kit.models import FakeLLMClient, LLMHandler
 from reasoning_kit.engine import Engine, Results, fold_run
 from reasoning_kit.algos import SelfConsistency, TreeOfThoughts
 
@@ -88,7 +88,7 @@ def test_a_replay_reads_packed_answers_and_gives_the_same_run():
 
 def test_a_fold_pauses_the_collector_and_always_gives_it_back():
     import gc
-    from reasoning_kit.events import fold
+    from reasoning_kit.core.events import fold
     class Boom:
         def initial(self): return []
         def apply(self, s, e):
@@ -141,7 +141,7 @@ def test_keys_that_are_not_strings_come_back_as_they_went_in():
 
 def test_a_listener_that_raises_leaves_nothing_held():
     import gc, weakref
-    from reasoning_kit.events import packed_part
+    from reasoning_kit.core.events import packed_part
     class Leaf: pass
     log, leaf = Log(), Leaf(); ref = weakref.ref(leaf)
     def boom(e): raise RuntimeError("listener failed")
@@ -158,7 +158,7 @@ def test_an_error_with_no_text_is_still_an_error():
     import copy
     r = Results({"k": {"effect": "llm", "error": None}})
     assert "error" in r["k"] and "result" not in r["k"] and r["k"]["error"] is None
-    from reasoning_kit.events import Event
+    from reasoning_kit.core.events import Event
     from reasoning_kit.engine import RunReducer
     red = RunReducer(); s = red.initial()
     red.apply(s, Event(kind="llm.request", key="q", data={"request": {}})); red.apply(s, Event(kind="llm.error", key="q", data={}))

@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from reasoning_kit.algos.reflexion import Reflexion
-from reasoning_kit.llm.fake import text
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Budget, Status, fold_run
-from reasoning_kit.validate import ValidationHandler
+from reasoning_kit.effects.validate import ValidationHandler
 
 from _support import check_fixture, run_scripted, system_of, write_fixture
 

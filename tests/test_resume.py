@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reasoning_kit.events import TORN, Log, LogLocked
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.core.events import TORN, Log, LogLocked
+from reasoning_kit.models import FakeLLMClient, LLMHandler
 from reasoning_kit.engine import Engine, Status, fold_run
 
 from test_engine import Levels, answer
@@ -21,7 +21,7 @@ CHILD = textwrap.dedent("""
     import asyncio, os, signal, sys
     sys.path.insert(0, {tests!r})
     from test_engine import Levels, answer
-    from reasoning_kit.llm import FakeLLMClient, LLMHandler
+    from reasoning_kit.models import FakeLLMClient, LLMHandler
     from reasoning_kit.engine import Engine
 
     calls = 0
@@ -103,7 +103,7 @@ def test_a_log_has_one_writer(tmp_path):
     holder = Log(path=path)
     with pytest.raises(LogLocked, match="being written by another run"):
         Log.resume(path)
-    other = subprocess.run([sys.executable, "-c", f"from reasoning_kit.events import Log; Log.resume({str(path)!r})"],
+    other = subprocess.run([sys.executable, "-c", f"from reasoning_kit.core.events import Log; Log.resume({str(path)!r})"],
                            capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
     assert other.returncode != 0 and "being written by another run" in other.stderr  # a second process is refused too
     holder.close()

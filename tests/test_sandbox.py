@@ -6,13 +6,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reasoning_kit import sandbox
+from reasoning_kit.effects import sandbox
 from reasoning_kit.algos import GenerateTestRepair
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.llm.fake import text
+from reasoning_kit.models import FakeLLMClient, LLMHandler
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Budget, Engine
-from reasoning_kit.sandbox import SandboxUnavailable, SandboxWarning, python_tests, run_python
-from reasoning_kit.validate import ValidationHandler
+from reasoning_kit.effects.sandbox import SandboxUnavailable, SandboxWarning, python_tests, run_python
+from reasoning_kit.effects.validate import ValidationHandler
 
 SECRET = "sk-test-SANDBOXSECRET123456"
 MODES = ["namespace", "process"]

@@ -9,8 +9,8 @@ import traceback
 
 import pytest
 
-from reasoning_kit.clients import AnthropicClient, ClientError, OpenAIClient
-from reasoning_kit.llm import LLMRequest, user
+from reasoning_kit.models import AnthropicClient, ClientError, OpenAIClient
+from reasoning_kit.models import LLMRequest, user
 
 KEY = "sk-test-PLANTED0123456789abcdefXYZ"
 GRAMS = [KEY[i:i + 8] for i in range(len(KEY) - 7)]
@@ -153,7 +153,7 @@ def test_traceback_printing_shows_no_key():
 def test_a_key_from_the_environment_never_reaches_the_run_log_on_disk(wire, streamed, tmp_path, monkeypatch, caplog):
     "Through the engine: retries logged as events, the failure recorded, the log written to a file: no key anywhere."
     from reasoning_kit.algos import ToolLoop
-    from reasoning_kit.llm import LLMHandler
+    from reasoning_kit.models import LLMHandler
     from reasoning_kit.engine import Engine, Status
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv("PROBE_KEY", KEY)
@@ -178,7 +178,7 @@ def test_a_key_from_the_environment_never_reaches_the_run_log_on_disk(wire, stre
 @pytest.mark.parametrize("source", ["client", "environment"])
 def test_a_key_echoed_in_a_reply_never_reaches_a_cassette_or_cache_file(source, tmp_path, monkeypatch):
     "A server that puts the key in its answer: the recording on disk holds *** instead, wherever the key came from."
-    from reasoning_kit.clients import CachedClient, Cassette
+    from reasoning_kit.models import CachedClient, Cassette
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     reply = lambda head, body, n: http(200, json.dumps({"model": "m", "choices": [{"index": 0, "finish_reason": "stop",
                                        "message": {"role": "assistant", "content": f"you sent {KEY} and {KEY[3:15]}"}}]}))
@@ -199,8 +199,8 @@ def test_a_key_echoed_in_a_reply_never_reaches_a_cassette_or_cache_file(source, 
 def test_a_key_echoed_by_the_model_or_pasted_into_the_input_never_reaches_the_run_log_on_disk(where, tmp_path, monkeypatch):
     "The run log on disk is scrubbed of every known key, whole or any 8 characters of it; resume reads it back."
     from reasoning_kit.algos import ToolLoop
-    from reasoning_kit.events import Log
-    from reasoning_kit.llm import FakeLLMClient, LLMHandler
+    from reasoning_kit.core.events import Log
+    from reasoning_kit.models import FakeLLMClient, LLMHandler
     from reasoning_kit.engine import Engine
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     said = f"the upstream said: Authorization: Bearer {KEY} (and {KEY[5:20]})"
@@ -225,8 +225,8 @@ def test_a_key_echoed_by_the_model_or_pasted_into_the_input_never_reaches_the_ru
 def test_a_key_given_to_a_client_and_echoed_in_its_reply_never_reaches_the_run_log_on_disk(cached, tmp_path, monkeypatch):
     "A key in no environment variable (api_key=) is known through the engine's clients: the run log holds *** instead."
     from reasoning_kit.algos import ToolLoop
-    from reasoning_kit.clients import CachedClient
-    from reasoning_kit.llm import LLMHandler
+    from reasoning_kit.models import CachedClient
+    from reasoning_kit.models import LLMHandler
     from reasoning_kit.engine import Engine
     for name in ("OPENAI_API_KEY", "PROBE_KEY"): monkeypatch.delenv(name, raising=False)
     reply = lambda head, body, n: http(200, json.dumps({"model": "m", "choices": [{"index": 0, "finish_reason": "stop",

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from reasoning_kit.algos.self_consistency import SelfConsistency, SelfConsistencyState
-from reasoning_kit.events import Timeline
-from reasoning_kit.llm import FakeLLMClient
-from reasoning_kit.llm.fake import reply, text
+from reasoning_kit.core.events import Timeline
+from reasoning_kit.models import FakeLLMClient
+from reasoning_kit.models.fake import reply, text
 from reasoning_kit.engine import Budget, RunReducer, Status, fold_run
 
 from _support import check_fixture, read_fixture, request_keys, run_scripted, write_fixture

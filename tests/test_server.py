@@ -11,14 +11,14 @@ import httpx
 import pytest
 import uvicorn
 
-from reasoning_kit.events import Event, Log
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.llm.fake import text, tool_call
-from reasoning_kit.memory import Memory
+from reasoning_kit.core.events import Event, Log
+from reasoning_kit.models import FakeLLMClient, LLMHandler
+from reasoning_kit.models.fake import text, tool_call
+from reasoning_kit.effects.memory import Memory
 from reasoning_kit.engine import Budget, Engine, fold_run
-from reasoning_kit.server import RunServer, env_secrets, make_app, serve
-from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
-from reasoning_kit.validate import ValidationHandler
+from reasoning_kit.apps.server import RunServer, env_secrets, make_app, serve
+from reasoning_kit.effects.tools import ToolHandler, ToolRegistry, tool
+from reasoning_kit.effects.validate import ValidationHandler
 
 from _support import run
 

@@ -15,20 +15,20 @@ import httpx
 import pytest
 
 from reasoning_kit.algos import Swarm
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.llm.fake import text
+from reasoning_kit.models import FakeLLMClient, LLMHandler
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Engine
-from reasoning_kit.server import RunServer, narrows, serve
-from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
+from reasoning_kit.apps.server import RunServer, narrows, serve
+from reasoning_kit.effects.tools import ToolHandler, ToolRegistry, tool
 
 ROOT = Path(__file__).resolve().parents[1]
 
 SERVER = """
 import asyncio, sys
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.llm.fake import text
+from reasoning_kit.models import FakeLLMClient, LLMHandler
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Engine
-from reasoning_kit.server import RunServer, serve
+from reasoning_kit.apps.server import RunServer, serve
 engine = Engine(); LLMHandler(FakeLLMClient(lambda r: text("42"))).attach(engine)
 asyncio.run(serve(RunServer(engine, max_body=1_000_000, body_timeout=0.5), port=int(sys.argv[1]), header_timeout=0.5))
 """
@@ -204,7 +204,7 @@ def test_errors_never_show_absolute_paths(tmp_path):
     logs, sessions = tmp_path / "runs", tmp_path / "sessions"
     server = make_server(log_dir=logs, sessions_dir=sessions)
     sid = post(server, "/sessions", {"algorithm": "tool_loop"}).json()["id"]
-    (sessions / sid / "session.json").write_text('{"format": "reasoning_kit.session", "version": 1, "algorithm": "tool_loop", '
+    (sessions / sid / "session.json").write_text('{"format": "reasoning_kit.apps.session", "version": 1, "algorithm": "tool_loop", '
                                                 '"config": {}, "turns": [{"n": 1, "text": "x", "logs": ["../../../etc/passwd"]}]}')
     server.sessions.clear()  # as after a restart: the index is read from disk
     shutil.rmtree(logs)  # the run's log can't be created

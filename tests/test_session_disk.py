@@ -12,20 +12,20 @@ from pathlib import Path
 import pytest
 
 from reasoning_kit.algos import ToolLoop
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.llm.fake import text
+from reasoning_kit.models import FakeLLMClient, LLMHandler
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Engine
-from reasoning_kit.session import Session, SessionChanged, SessionLocked
+from reasoning_kit.apps.session import Session, SessionChanged, SessionLocked
 
 ROOT = Path(__file__).resolve().parents[1]
 
 OTHER = """
 import asyncio, os, sys, time
 from reasoning_kit.algos import ToolLoop
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.llm.fake import text
+from reasoning_kit.models import FakeLLMClient, LLMHandler
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Engine
-from reasoning_kit.session import Session
+from reasoning_kit.apps.session import Session
 flag = sys.argv[2]
 async def held(request):
     print("in turn", flush=True)

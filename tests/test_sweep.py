@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reasoning_kit import eval as rk_eval
+from reasoning_kit.sweep import eval as rk_eval
 from reasoning_kit.algos import TreeOfThoughts
-from reasoning_kit.eval import on_answer
-from reasoning_kit.events import Log
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.sweep.eval import on_answer
+from reasoning_kit.core.events import Log
+from reasoning_kit.models import FakeLLMClient, LLMHandler
 from reasoning_kit.engine import Engine
 from reasoning_kit.sweep import COLUMNS, format_summary, pareto_front, summarize, sweep_sync
 from reasoning_kit.tasks import game24
@@ -83,8 +83,8 @@ def test_directory_reads_back_and_refuses_a_changed_configuration(tmp_path):
 SCRIPT = r'''
 import sys, time
 from reasoning_kit.algos import TreeOfThoughts
-from reasoning_kit.eval import on_answer
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.sweep.eval import on_answer
+from reasoning_kit.models import FakeLLMClient, LLMHandler
 from reasoning_kit.engine import Engine
 from reasoning_kit.sweep import sweep_sync
 from reasoning_kit.tasks import game24
@@ -134,7 +134,7 @@ def test_kill_9_then_resume_asks_no_answered_call_twice(tmp_path, after):
 
 
 def test_a_cassette_reproduces_the_table_exactly(tmp_path):
-    from reasoning_kit.clients.cassettes import Cassette
+    from reasoning_kit.models.cassettes import Cassette
     tape = tmp_path / "tape.json"
     def engine_of(client):
         e = Engine()
@@ -157,7 +157,7 @@ def test_one_rate_limit_holds_across_concurrent_items(monkeypatch):
     no window of the run ever holds more calls than the bucket allows (6 at once, then one every 10 s)."""
     import asyncio
     import types
-    from reasoning_kit.clients import errors
+    from reasoning_kit.models import errors
     now = [0.0]
     async def fake_sleep(s, *a):
         now[0] += s
@@ -233,7 +233,7 @@ def test_when_one_worker_fails_the_others_take_no_more_jobs():
     import asyncio
     from reasoning_kit.algos import SelfConsistency
     from reasoning_kit.engine import Engine
-    from reasoning_kit.llm import FakeLLMClient, LLMHandler
+    from reasoning_kit.models import FakeLLMClient, LLMHandler
     from reasoning_kit.sweep import LocalExecutor
     calls = []
     def model(request): calls.append(1); return "Answer: 7"

@@ -11,8 +11,8 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from reasoning_kit.algos import TreeOfThoughts
-from reasoning_kit.eval import on_answer
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.sweep.eval import on_answer
+from reasoning_kit.models import FakeLLMClient, LLMHandler
 from reasoning_kit.engine import Engine
 from reasoning_kit.sweep import sweep_sync
 from reasoning_kit.sweep.ray import RayExecutor
@@ -70,7 +70,7 @@ def test_the_driver_keeps_no_coroutine_per_waiting_job(local_ray):
 
 
 def test_without_shared_storage_logs_travel_with_the_jobs(local_ray, tmp_path):
-    from reasoning_kit.events import Log
+    from reasoning_kit.core.events import Log
     from reasoning_kit.engine import fold_run
     args = dict(engine=scripted, check=CHECK, progress=False)
     local = sweep_sync(CONFIGS, PUZZLES[:2], dir=tmp_path / "local", **args)

@@ -6,8 +6,8 @@ import tracemalloc
 from reasoning_kit import sweep as sw
 from reasoning_kit.algos import SelfConsistency
 from reasoning_kit.engine import Engine
-from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMResponse, Usage
-from reasoning_kit.llm.core import Choice, Message
+from reasoning_kit.models import FakeLLMClient, LLMHandler, LLMResponse, Usage
+from reasoning_kit.models.core import Choice, Message
 
 
 def test_local_executor_runs_every_job_with_at_most_concurrency_open(monkeypatch):

@@ -6,11 +6,11 @@ import pytest
 
 from reasoning_kit.algos.swarm import Agent, Swarm
 from reasoning_kit.algos.toolloop import ToolLoop
-from reasoning_kit.events import Log
-from reasoning_kit.llm import ToolCall
-from reasoning_kit.llm.fake import reply, text, tool_call
+from reasoning_kit.core.events import Log
+from reasoning_kit.models import ToolCall
+from reasoning_kit.models.fake import reply, text, tool_call
 from reasoning_kit.engine import Budget, Status, fold_run
-from reasoning_kit.tools import ToolHandler, ToolRegistry, tool
+from reasoning_kit.effects.tools import ToolHandler, ToolRegistry, tool
 
 from _support import check_fixture, run_scripted, write_fixture
 

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 from reasoning_kit.algos.tot import ThoughtNode, ToTState, TreeOfThoughts, parse_score
-from reasoning_kit.events import Log
-from reasoning_kit.llm import FakeLLMClient, LLMHandler, LLMRequest, user
-from reasoning_kit.llm.fake import text
+from reasoning_kit.core.events import Log
+from reasoning_kit.models import FakeLLMClient, LLMHandler, LLMRequest, user
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Budget, Engine, Status, fold_run
 
 from _support import jittered, run

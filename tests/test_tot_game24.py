@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from reasoning_kit.algos.tot import TreeOfThoughts
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
+from reasoning_kit.models import FakeLLMClient, LLMHandler
 from reasoning_kit.engine import Budget, Engine, Status
 from reasoning_kit.tasks import game24
 
@@ -60,8 +60,8 @@ import re
 
 from hypothesis import given, settings, strategies as st
 
-from reasoning_kit.llm import LLMRequest, user
-from reasoning_kit.llm.fake import text
+from reasoning_kit.models import LLMRequest, user
+from reasoning_kit.models.fake import text
 
 PAPER = dict(depth=4, width=5, branching=25, generate="propose", evaluate="value", n_evaluate=3, select="greedy", stop_score=None)
 

@@ -6,8 +6,8 @@ from collections import Counter
 from hypothesis import given, settings, strategies as st
 
 from reasoning_kit.algos.tot import TreeOfThoughts, _beam_cap, _level_sizes
-from reasoning_kit.llm import FakeLLMClient, LLMHandler
-from reasoning_kit.llm.fake import text
+from reasoning_kit.models import FakeLLMClient, LLMHandler
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Engine, Status
 
 from _support import run, user_of

@@ -12,8 +12,8 @@ from fractions import Fraction
 from pathlib import Path
 
 from reasoning_kit.algos.tot import TreeOfThoughts
-from reasoning_kit.clients import CachedClient
-from reasoning_kit.llm import FakeLLMClient, LLMHandler, user
+from reasoning_kit.models import CachedClient
+from reasoning_kit.models import FakeLLMClient, LLMHandler, user
 from reasoning_kit.engine import Engine
 from reasoning_kit.tasks import game24
 

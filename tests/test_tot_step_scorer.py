@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from reasoning_kit.algos import BestOfN, MCTS, TreeOfThoughts
-from reasoning_kit.llm.fake import text
+from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Budget, Status, fold_run
 
 from _support import request_keys, run_scripted, user_of
@@ -113,7 +113,7 @@ def test_a_budget_counts_only_proposals(calls):
 
 
 def test_best_of_n_and_mcts_export_as_html_with_their_own_pictures(tmp_path):
-    from reasoning_kit.validate import ValidationHandler
+    from reasoning_kit.effects.validate import ValidationHandler
     from reasoning_kit.viz import Stepper, save_html
     from reasoning_kit.viz.views import view_for
     bon, _ = run_scripted(BestOfN(samples=4, verifier=lambda t, a: a == "12"), lambda r: text("Answer: 12"), task="6 x 2?")

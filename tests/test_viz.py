@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from reasoning_kit.events import Event, Log
-from reasoning_kit.llm import FakeLLMClient, LLMHandler, system, user
+from reasoning_kit.core.events import Event, Log
+from reasoning_kit.models import FakeLLMClient, LLMHandler, system, user
 from reasoning_kit.engine import Algorithm, Budget, Engine, fold_run
 from reasoning_kit.viz import Compare, Graph, StepReducer, Stepper, view, view_for, views
 
@@ -221,7 +221,7 @@ def test_any_order_of_moves_shows_the_state_a_fresh_fold_gives(moves):
 
 
 def test_bad_files_say_what_is_wrong_in_one_line(tmp_path):
-    from reasoning_kit.events import LogFormatError
+    from reasoning_kit.core.events import LogFormatError
     whole = (FIXTURES / "debate_v0.1.jsonl").read_text()
     cut = tmp_path / "cut.jsonl"; cut.write_text(whole[:-25])
     with pytest.warns(UserWarning, match="the run did not finish"): s = Stepper(cut)
@@ -291,7 +291,7 @@ def test_a_partial_run_closes_amber_not_green_or_red():
     import asyncio
     from reasoning_kit.algos import SelfConsistency
     from reasoning_kit.engine import Engine, Status
-    from reasoning_kit.llm import FakeLLMClient, LLMHandler
+    from reasoning_kit.models import FakeLLMClient, LLMHandler
     def model(request, key):
         if key.endswith("/2"): raise ConnectionError("the server went away")
         return "The answer is 4."

@@ -17,8 +17,8 @@ from fastcore.basics import patch
 from .common import apply_events, check_callable, extract_answer, majority, task_of
 from .self_consistency import MODES, PROMPT
 from .tot import parse_score
-from ..events import Event
-from ..llm import LLMRequest, system, user
+from ..core.events import Event
+from ..models.core import LLMRequest, system, user
 from ..engine import (Algorithm, BudgetExhausted, Context, EffectFailed, Status, check_choice, check_float,
                                    check_int, check_str)
 

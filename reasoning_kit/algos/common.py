@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ..events import Event
+from ..core.events import Event
 
 # %% auto #0
 __all__ = ['extract_answer', 'majority', 'task_of', 'apply_events', 'Renames', 'check_callable', 'take_renamed']
@@ -59,7 +59,7 @@ def apply_events(table: dict[str, Callable], state, event: Event) -> None:
     if f is not None: f(state, event.data)
 
 # %% ../../nbs/09a_common.ipynb #bf6e23f1
-from ..checks import take_renamed  # checks.renamed, the one deprecation helper, under the name the algorithms use
+from ..core.checks import take_renamed  # checks.renamed, the one deprecation helper, under the name the algorithms use
 
 class Renames:
     "Mixin: `renames` maps old constructor names to new ones; `from_config` reads old logs' configs."
@@ -69,5 +69,5 @@ class Renames:
         return cls(**{cls.renames.get(k, k): v for k, v in config.items()})
 
 # %% ../../nbs/09a_common.ipynb #c6de4803
-from ..checks import check_callable
+from ..core.checks import check_callable
 _all_ = ["check_callable", "take_renamed"]  # still exported from here

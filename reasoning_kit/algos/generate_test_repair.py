@@ -14,11 +14,11 @@ from typing import Callable
 
 from fastcore.basics import patch
 
-from ..events import Event
-from ..llm import LLMRequest, Message
+from ..core.events import Event
+from ..models.core import LLMRequest, Message
 from .common import Renames, apply_events, check_callable, take_renamed
 from ..engine import Algorithm, BudgetExhausted, Context, EffectFailed, Status
-from ..checks import check_float, check_int, check_str
+from ..core.checks import check_float, check_int, check_str
 
 # %% auto #0
 __all__ = ['GENERATE_SYSTEM', 'REPAIR_PROMPT', 'REPAIR_EVENTS', 'extract_answer', 'RepairState', 'GenerateTestRepair']

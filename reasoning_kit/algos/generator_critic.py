@@ -15,12 +15,12 @@ from typing import Callable
 
 from fastcore.basics import patch
 
-from ..events import Event
-from ..llm import LLMRequest, Message
+from ..core.events import Event
+from ..models.core import LLMRequest, Message
 from .common import Renames, apply_events, check_callable, take_renamed
-from ..answers import read_verdict
+from .answers import read_verdict
 from ..engine import Algorithm, Context, Status
-from ..checks import check_float, check_int, check_str
+from ..core.checks import check_float, check_int, check_str
 
 # %% auto #0
 __all__ = ['GENERATOR_SYSTEM', 'CRITIC_SYSTEM', 'REVISE_PROMPT', 'CRITIC_EVENTS', 'parse_verdict', 'CriticState',

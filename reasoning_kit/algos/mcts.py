@@ -18,8 +18,8 @@ from fastcore.basics import patch
 from .best_of_n import check_handler, default_parse
 from .common import apply_events, check_callable, task_of
 from .tot import EVALUATOR_PROMPT, PROPOSER_PROMPT, ScorerError, ToTPrompts
-from ..events import Event
-from ..llm import LLMRequest, system, user
+from ..core.events import Event
+from ..models.core import LLMRequest, system, user
 from ..engine import (Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status, check_bool, check_float,
                                    check_int, check_str)
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 
 from fastcore.basics import patch
 
-from ..events import Event
-from ..llm import LLMRequest, Message
+from ..core.events import Event
+from ..models.core import LLMRequest, Message
 from .common import Renames, apply_events, take_renamed
-from ..answers import read_verdict
+from .answers import read_verdict
 from ..engine import Algorithm, Context, Status
-from ..checks import check_float, check_int, check_str, input_notes
+from ..core.checks import check_float, check_int, check_str, input_notes
 
 # %% auto #0
 __all__ = ['ACTOR', 'CRITIC', 'REFLECTOR', 'REFLEXION_EVENTS', 'lessons_block', 'parse_critique', 'ReflexionState', 'Reflexion']

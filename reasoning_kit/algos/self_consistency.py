@@ -14,12 +14,12 @@ from typing import Callable
 from fastcore.basics import patch
 
 from .common import apply_events, majority, task_of
-from ..answers import KINDS, extract
-from ..events import Event
-from ..llm import LLMRequest, system, user
+from .answers import KINDS, extract
+from ..core.events import Event
+from ..models.core import LLMRequest, system, user
 from .common import Renames, check_callable, take_renamed
 from ..engine import Algorithm, BudgetExhausted, Context, EffectFailed, Status
-from ..checks import check_bool, check_choice, check_float, check_int, check_str
+from ..core.checks import check_bool, check_choice, check_float, check_int, check_str
 
 # %% auto #0
 __all__ = ['PROMPT', 'MODES', 'SelfConsistencyState', 'SelfConsistency']

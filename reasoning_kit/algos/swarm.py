@@ -16,11 +16,11 @@ from pydantic import BaseModel
 
 from fastcore.basics import patch
 
-from ..events import Event
-from ..llm import Message, ToolCall, ToolSpec
+from ..core.events import Event
+from ..models.core import Message, ToolCall, ToolSpec
 from ..engine import Context, Status
-from ..checks import check_int, check_str
-from ..tools import ToolRegistry, ToolResult
+from ..core.checks import check_int, check_str
+from ..effects.tools import ToolRegistry, ToolResult
 from .common import apply_events
 from .toolloop import LOOP_EVENTS, LoopState, ToolLoop, with_notes
 

@@ -13,12 +13,12 @@ from typing import Callable
 
 from fastcore.basics import patch
 
-from ..events import Event
-from ..llm import LLMRequest, Message, ToolCall, ToolSpec
+from ..core.events import Event
+from ..models.core import LLMRequest, Message, ToolCall, ToolSpec
 from .common import Renames, apply_events, check_callable, take_renamed
 from ..engine import Algorithm, Context, EffectFailed, Status
-from ..checks import check_bool, check_float, check_int, check_str, check_str_list, input_notes
-from ..tools import ToolRegistry, ToolResult
+from ..core.checks import check_bool, check_float, check_int, check_str, check_str_list, input_notes
+from ..effects.tools import ToolRegistry, ToolResult
 
 # %% auto #0
 __all__ = ['AGENT_PROMPT', 'LOOP_EVENTS', 'LoopState', 'ToolLoop', 'with_notes']

@@ -16,10 +16,10 @@ from typing import Any, Callable, Literal, Mapping
 from fastcore.basics import patch
 
 from .common import apply_events
-from ..events import Event
-from ..llm import LLMRequest, Message, trusted_builder
+from ..core.events import Event
+from ..models.core import LLMRequest, Message, trusted_builder
 from ..engine import Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status
-from ..checks import check_bool, check_choice, check_float, check_int, check_str
+from ..core.checks import check_bool, check_choice, check_float, check_int, check_str
 
 # %% auto #0
 __all__ = ['ThoughtNode', 'ToTState', 'TreeOfThoughts', 'final_beam', 'NoThoughts', 'ScorerError', 'PROPOSER_PROMPT',

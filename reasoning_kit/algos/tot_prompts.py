@@ -12,7 +12,7 @@ import re
 
 from fastcore.basics import patch
 
-from ..answers import read_score
+from .answers import read_score
 
 # %% auto #0
 __all__ = ['PROPOSER_PROMPT', 'PROPOSER_LIST_PROMPT', 'EVALUATOR_PROMPT', 'VOTER_PROMPT', 'SYNTHESIZER_PROMPT', 'HOOKS',

@@ -13,7 +13,7 @@ from . import budget, run, state
 from .state import *
 from .budget import *
 from .run import *
-from .. import checks
-from ..checks import *  # the argument checks every algorithm uses, with the engine
+from ..core import checks
+from ..core.checks import *  # the argument checks every algorithm uses, with the engine
 
 __all__ = [*state.__all__, *budget.__all__, *run.__all__, *checks.__all__]

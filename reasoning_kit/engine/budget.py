@@ -15,7 +15,7 @@ import math
 from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..llm import LLMRequest, Message
+from ..models.core import LLMRequest, Message
 
 # %% auto #0
 __all__ = ['MIN_COMPLETION', 'Budget', 'prompt_estimate', 'call_price', 'Admission']
@@ -67,7 +67,7 @@ def call_price(handler, request: LLMRequest):
     found = pricing(request) if pricing is not None else (request.model, None) if request.model else None
     if found is None: return None
     model, prices = found
-    from reasoning_kit.clients.models import price_for  # the price table lives with the clients; loaded only for cost budgets
+    from reasoning_kit.models.providers import price_for  # the price table lives with the clients; loaded only for cost budgets
     return price_for(model.split("@")[0].split(":", 1)[-1], prices)
 
 # %% ../../nbs/03a_engine_budget.ipynb #2d4c3f01

@@ -27,12 +27,12 @@ __all__ = ['RUN_KEYWORDS', 'Engine', 'Run', 'Check', 'EffectCall', 'Context', 's
 from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict
 
-from ..events import SCHEMA_VERSION, Event, Events, Log
-from ..llm import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_form, log_form, trusted_builder
+from ..core.events import SCHEMA_VERSION, Event, Events, Log
+from ..models.core import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_form, log_form, trusted_builder
 from .state import (Algorithm, BudgetExhausted, Cancelled, EffectFailed, RunReducer, RunState, Status,
                                         algorithm_of, fold_run)
 from .budget import Admission, Budget
-from ..secrets import known_secrets, scrub
+from ..core.secrets import known_secrets, scrub
 
 # %% ../../nbs/03b_engine_run.ipynb #9e987506
 class Engine:

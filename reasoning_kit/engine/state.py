@@ -24,8 +24,8 @@ __all__ = ['Status', 'BudgetExhausted', 'Cancelled', 'EffectFailed', 'Answer', '
 # %% ../../nbs/03_engine_state.ipynb #2f9f9642
 from fastcore.basics import patch
 
-from ..events import Event, fold, packed_part
-from ..llm import Usage
+from ..core.events import Event, fold, packed_part
+from ..models.core import Usage
 
 # %% ../../nbs/03_engine_state.ipynb #f63c13b3
 class Status(str, Enum):

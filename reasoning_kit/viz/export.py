@@ -16,7 +16,11 @@ from pathlib import Path
 
 from fastcore.basics import patch
 
-from . import FIT_CSS, GRAPH_MARK, Stepper, capture_graphs, matcher
+from .stepper import FIT_CSS, Stepper
+
+from .html import GRAPH_MARK, capture_graphs
+
+from .views import matcher
 
 # %% auto #0
 __all__ = ['PACK_ABOVE', 'Table', 'tree_data', 'picture_parts', 'frames', 'packed_data', 'player_html', 'save_html']
