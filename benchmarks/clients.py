@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from test_clients_aimock import start_aimock  # noqa: E402
 
-from reasoning_kit.models import OpenAIClient, openai_body, parse_openai  # noqa: E402
+from reasoning_kit.models.clients import OpenAIClient, openai_body, parse_openai  # noqa: E402
 from reasoning_kit.models import LLMRequest, user  # noqa: E402
 
 REQUEST = LLMRequest(messages=[user("hello")])

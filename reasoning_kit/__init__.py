@@ -28,6 +28,7 @@ Modules:
 - `reasoning_kit.effects.validate`: Named, deterministic checks: the cheapest and most reliable judge of an answer.
 - `reasoning_kit.engine.budget`: A budget checked before every call: its limits, each call's worst case reserved, and the price of a model.
 - `reasoning_kit.engine.run`: Effects with keys, a log that is the run, a budget checked before every call, and replay for free.
+- `reasoning_kit.engine.serve`: How one effect is answered: admitted by the budget, logged, served from a replayed log or sent to its handler, and its answer logged.
 - `reasoning_kit.engine.state`: How a run ends, what it raised, the state its log folds to, and the Algorithm base class.
 - `reasoning_kit.engine.timetravel`: Where two runs part, what each decided from there, and what the difference cost.
 - `reasoning_kit.models.anthropic_wire`: Requests to Messages API JSON and back, and its named stream events reassembled.
@@ -41,6 +42,7 @@ Modules:
 - `reasoning_kit.models.stream`: The HTTP clients' answers as they arrive: text and tool-call deltas, then the whole answer, with retries (a stream cut after text is asked again, and its listeners told to discard it) and parallel samples side by side.
 - `reasoning_kit.models.transport`: One pooled connection per client, keys looked up per call and scrubbed, limits, retries that show in the log, timeouts, streaming, and `n` samples.
 - `reasoning_kit.models.wire`: Requests to chat-completions JSON and back, streams reassembled, and the helpers both wire formats share.
+- `reasoning_kit.runtime`: `reasoning_kit.llm`, `.llm.fake`, `.runtime`, `.tools` and `.validate`: the names the specification's example imports, kept as faces over the folders that hold the code. They never move and never warn.
 - `reasoning_kit.sweep.eval`: One algorithm over many tasks, with bounded concurrency, a deterministic check and a report you can compare.
 - `reasoning_kit.sweep.experiment`: A sweep described in a small JSON or TOML file and checked whole before anything runs: task sets, checks and scripted models by name, or your own as "module:function".
 - `reasoning_kit.sweep.frontier`: Given a sweep over methods and budgets: which method to use at each budget, per difficulty bin if asked, with a bootstrap interval of the winner's margin, and a plot of the frontier.
@@ -49,7 +51,10 @@ Modules:
 - `reasoning_kit.sweep.ray`: The same sweep on a Ray cluster: each item a Ray task with its own Engine; rows, logs and progress come back as on one machine.
 - `reasoning_kit.tasks.arithmetic`: A small task set the package ships for measuring methods on real models: sums and products whose answers code can check exactly, at three levels a small model finds easy, harder and hard.
 - `reasoning_kit.tasks.game24`: The puzzle Tree of Thoughts was first shown on: an exact checker (with failure messages a model can act on), a solver, the puzzle set, and prompts of its own in the paper's format.
+- `reasoning_kit.tools`: `@tool`, the registry and `ToolHandler` under the name the specification's example imports them by.
+- `reasoning_kit.validate`: `ValidationHandler` and `Verdict` under the name the specification's example imports them by.
 - `reasoning_kit.viz.best_of_n`: Every candidate of a best-of-N run with its answer and its score, the votes and summed scores, and the chosen one.
+- `reasoning_kit.viz.compare`: Two runs of the same task side by side, aligned by the algorithm's steps, with where they part.
 - `reasoning_kit.viz.debate`: The agents' answers in every round, who changed their mind, and the judge's ruling or the tally.
 - `reasoning_kit.viz.export`: Step through a run in any browser, offline: no server, no kernel, no CDN.
 - `reasoning_kit.viz.generate_test_repair`: Candidates across, attempts down: each answer, whether the check passed it, and the failure message its repair answers.
@@ -58,6 +63,7 @@ Modules:
 - `reasoning_kit.viz.mcts`: The search tree at any step: visits and mean values on each node, the path selected this iteration, the new nodes, and the answer.
 - `reasoning_kit.viz.reflexion`: Each trial of a Reflexion run: the attempt, the verdict and the lesson drawn from it.
 - `reasoning_kit.viz.self_consistency`: Every sampled reasoning path with its answer, and the tally of the votes as it grows.
+- `reasoning_kit.viz.stepper`: Open any run in a notebook and step through it event by event, with the algorithm's own picture of its state beside the event.
 - `reasoning_kit.viz.swarm`: The agents and the hand-offs they may make, the active agent, the hand-offs taken so far in order, and the conversation with who said what.
 - `reasoning_kit.viz.toolloop`: The conversation of a ToolLoop run, turn by turn: what the model said, which tools ran and what they returned.
 - `reasoning_kit.viz.tot`: The whole tree at any step of a TreeOfThoughts run: every step and its score, the beam, what was pruned and why, and the winning path.

@@ -1,4 +1,5 @@
-"""`reasoning_kit.llm`, `.llm.fake`, `.runtime`, `.tools` and `.validate`: the names the specification's example imports, kept as faces over the folders that hold the code. They never move and never warn.
+"""`reasoning_kit.llm`, `.llm.fake`, `.runtime`, `.tools` and `.validate`: the names the specification's
+example imports, kept as faces over the folders that hold the code. They never move and never warn.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/faces.html.md"""
 
@@ -7,7 +8,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/faces.html.md"""
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/04d_faces.ipynb #8ee810bb
+# %% ../nbs/04d_faces.ipynb #0bf2f934
 from .engine import *
 from . import engine as _engine
 

@@ -21,8 +21,7 @@ from pathlib import Path
 import pytest
 
 from reasoning_kit.algos import ToolLoop
-from reasoning_kit.models import (AnthropicClient, APIError, Cassette, ConnectionFailed, MalformedResponse, OpenAIClient,
-                                   StreamTruncated, client_for_model, price_for)
+from reasoning_kit.models.clients import AnthropicClient, APIError, Cassette, ConnectionFailed, MalformedResponse, OpenAIClient, StreamTruncated, client_for_model, price_for
 from reasoning_kit.models import LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCallDelta, ToolSpec, user
 from reasoning_kit.engine import Budget, Engine, Status
 from reasoning_kit.effects.tools import ToolHandler, ToolRegistry, tool
@@ -168,7 +167,7 @@ def test_toolloop_runs_and_the_budget_sees_real_tokens_and_cost(aimock, wire):
         async with Engine() as engine:
             LLMHandler(WIRES[wire](aimock)).attach(engine)
             ToolHandler(ToolRegistry([get_weather])).attach(engine)
-            return await engine.run(ToolLoop(system=SYSTEM), {"task": TASK}, budget=budget)
+            return await engine.run(ToolLoop(agent_prompt=SYSTEM), {"task": TASK}, budget=budget)
     out = run(go())
     assert out.status == Status.OK and out.value["text"] == "Paris is at 18C and Rome at 24C."
     assert (out.calls, out.usage.prompt_tokens, out.usage.completion_tokens) == (2, 2200, 62)
@@ -297,14 +296,14 @@ async def record(url: str, path: Path, wire: str = "openai"):
     async with Engine() as engine:
         LLMHandler(Cassette(path, WIRES[wire](url), mode="record")).attach(engine)
         ToolHandler(ToolRegistry([get_weather])).attach(engine)
-        return await engine.run(ToolLoop(system=SYSTEM), {"task": TASK})
+        return await engine.run(ToolLoop(agent_prompt=SYSTEM), {"task": TASK})
 
 
 async def replay(path: Path, **kw):
     async with Engine() as engine:
         LLMHandler(Cassette(path)).attach(engine)
         ToolHandler(ToolRegistry([get_weather])).attach(engine)
-        return await engine.run(ToolLoop(system=SYSTEM, **kw), {"task": TASK})
+        return await engine.run(ToolLoop(agent_prompt=SYSTEM, **kw), {"task": TASK})
 
 
 def _events(out): return [json.dumps([e.kind, e.key, e.data], sort_keys=True) for e in out.log]

@@ -10,7 +10,7 @@ import pytest
 import respx
 
 from reasoning_kit.algos import SelfConsistency, ToolLoop
-from reasoning_kit.models import CachedClient, Cassette, CassetteMiss, OpenAIClient, client_for_model, settings
+from reasoning_kit.models.clients import CachedClient, Cassette, CassetteMiss, OpenAIClient, client_for_model, settings
 from reasoning_kit.models.cassettes import canonical_request, first_difference
 from reasoning_kit.models import FakeLLMClient, LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCall, ToolCallDelta, user
 from reasoning_kit.models.fake import reply, text
@@ -39,7 +39,7 @@ async def weather(client, task="Weather in Paris and Rome?", **kw):
     async with Engine() as engine:
         LLMHandler(client).attach(engine)
         ToolHandler(ToolRegistry([get_weather])).attach(engine)
-        return await engine.run(ToolLoop(system=SYSTEM, **kw), {"task": task})
+        return await engine.run(ToolLoop(agent_prompt=SYSTEM, **kw), {"task": task})
 
 
 def events(out): return [json.dumps([e.kind, e.key, e.data], sort_keys=True) for e in out.log]

@@ -11,8 +11,7 @@ import httpx
 import pytest
 import respx
 
-from reasoning_kit.models import (AnthropicClient, APIError, CallTimeout, ConnectionFailed, MalformedResponse, MissingKey,
-                                   OpenAIClient, StreamRestart, StreamTruncated, client_for_model, settings)
+from reasoning_kit.models.clients import AnthropicClient, APIError, CallTimeout, ConnectionFailed, MalformedResponse, MissingKey, OpenAIClient, StreamRestart, StreamTruncated, client_for_model, settings
 from reasoning_kit.models import LLMHandler, LLMRequest, LLMResponse, TextDelta, user
 from reasoning_kit.engine import Engine, Status, fold_run
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from reasoning_kit.models import AnthropicClient, APIError, ConnectionFailed, OpenAIClient, StreamTruncated, client_for_model
+from reasoning_kit.models.clients import AnthropicClient, APIError, ConnectionFailed, OpenAIClient, StreamTruncated, client_for_model
 from reasoning_kit.models import LLMHandler, LLMRequest, TextDelta, user
 
 REQ = LLMRequest(messages=[user("hi")])
@@ -161,7 +161,7 @@ def test_max_completion_tokens_when_configured():
 
 
 def test_unknown_models_cost_unknown_never_a_guess():
-    from reasoning_kit.models import PRICES, PRICES_AS_OF, PRICES_SOURCE, parse_openai, price_for
+    from reasoning_kit.models.clients import PRICES, PRICES_AS_OF, PRICES_SOURCE, parse_openai, price_for
     from reasoning_kit.models import Usage
     assert re.fullmatch(r"\d{4}-\d{2}", PRICES_AS_OF)
     assert any("openai.com" in u for u in PRICES_SOURCE) and any("anthropic.com" in u for u in PRICES_SOURCE)  # dated, and the source named

@@ -1,4 +1,4 @@
-"""Layers and the client protocol: llm imports nothing above it, no private cross-module imports, the provider
+"""Layers and the client protocol: the model vocabulary (models.core, models.fake) imports nothing above it, nor the HTTP clients, no private cross-module imports, the provider
 registry found through the package's entry point, one client signature, the scripted model's key."""
 import ast
 import asyncio
@@ -14,7 +14,9 @@ from reasoning_kit.models import FakeLLMClient, LLMHandler, LLMRequest, user
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "reasoning_kit"
-HIGHER_THAN_LLM = ("clients", "engine", "runtime", "tools", "validate", "algos", "viz", "eval", "cli", "server", "session", "memory", "tasks", "__main__")
+HIGHER_THAN_MODELS = ("engine", "runtime", "llm", "tools", "validate", "effects", "algos", "tasks", "viz", "sweep", "apps", "__main__")
+HTTP = ("reasoning_kit.models.clients", "reasoning_kit.models.transport", "reasoning_kit.models.stream", "reasoning_kit.models.wire",
+        "reasoning_kit.models.anthropic_wire", "reasoning_kit.models.cassettes", "reasoning_kit.models.providers", "reasoning_kit.models.local")
 
 
 # the one import walker, shared with tests/test_layers.py (the whole package's layer check)
@@ -26,26 +28,26 @@ def modules():
 
 
 def test_the_walk_sees_function_level_and_relative_imports(tmp_path):
-    pkg = tmp_path / "reasoning_kit" / "llm"; pkg.mkdir(parents=True)
+    pkg = tmp_path / "reasoning_kit" / "models"; pkg.mkdir(parents=True)
     f = pkg / "x.py"
-    f.write_text("def f():\n    from ..clients import client_for_model\n    import reasoning_kit.engine\n")
+    f.write_text("def f():\n    from .clients import client_for_model\n    from ..engine import Engine\n    import reasoning_kit.algos\n")
     found = [m for m, _, _ in imports_of(f, tmp_path)]
-    assert found == ["reasoning_kit.models", "reasoning_kit.engine"]
+    assert found == ["reasoning_kit.models.clients", "reasoning_kit.engine", "reasoning_kit.algos"]
 
 
-def test_llm_imports_nothing_above_it():
+def test_the_vocabulary_imports_nothing_above_it_nor_the_http_clients():
     bad = []
-    for path in (PKG / "llm").rglob("*.py"):
+    for path in (PKG / "models" / "core.py", PKG / "models" / "fake.py", PKG / "models" / "__init__.py"):
         for mod, names, line in imports_of(path):
             parts = mod.split(".")
             if parts[0] == "reasoning_kit":
                 targets = [mod] if len(parts) > 1 else [f"reasoning_kit.{n}" for n in names]
                 for t in targets:
-                    if t.split(".")[1] in HIGHER_THAN_LLM: bad.append(f"{path.relative_to(ROOT)}:{line} imports {t}")
+                    if t.split(".")[1] in HIGHER_THAN_MODELS or t.startswith(HTTP): bad.append(f"{path.relative_to(ROOT)}:{line} imports {t}")
     assert not bad, "\n".join(bad)
 
 
-@pytest.mark.parametrize("area", ["llm", "clients"])
+@pytest.mark.parametrize("area", ["models"])
 def test_no_private_names_imported_from_another_module(area):
     bad = []
     for path in (PKG / area).rglob("*.py"):
@@ -56,13 +58,13 @@ def test_no_private_names_imported_from_another_module(area):
     assert not bad, "\n".join(bad)
 
 
-@pytest.mark.parametrize("path", [p for p in modules() if p.parts[-2] in ("llm", "clients")], ids=lambda p: str(p.relative_to(PKG)))
+@pytest.mark.parametrize("path", [p for p in modules() if p.parts[-2] == "models"], ids=lambda p: str(p.relative_to(PKG)))
 def test_no_module_over_550_lines(path):
     assert len(path.read_text(encoding="utf-8").splitlines()) <= 550
 
 
 def test_no_method_assigned_to_a_class_by_hand():
-    for path in [*(PKG / "llm").rglob("*.py"), *(PKG / "clients").rglob("*.py")]:
+    for path in (PKG / "models").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Assign):
                 for t in node.targets:
@@ -71,14 +73,14 @@ def test_no_method_assigned_to_a_class_by_hand():
                             f"{path.relative_to(ROOT)}:{node.lineno}: use @patch, not Class.method = f"
 
 
-def test_importing_llm_does_not_import_clients():
-    code = "import sys, reasoning_kit.models; print(any(m.startswith('reasoning_kit.models') for m in sys.modules))"
+def test_importing_the_vocabulary_does_not_import_the_http_clients():
+    code = "import sys, reasoning_kit.models, reasoning_kit.llm, reasoning_kit.engine; print(any(m.startswith(('httpx', 'reasoning_kit.models.transport', 'reasoning_kit.models.clients')) for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""})
     assert out.stdout.strip() == "False", out.stderr
 
 
 def test_a_model_string_resolves_through_the_declared_entry_point(tmp_path):
-    "With the entry point pyproject.toml declares installed, LLMHandler('openai:...') works before anything imports clients."
+    "With the entry point pyproject.toml declares installed, LLMHandler('openai:...') works before anything imports the clients."
     eps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["reasoning_kit.providers"]
     dist = tmp_path / "rk_entry_test-0.0.dist-info"; dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rk-entry-test\nVersion: 0.0\n")
@@ -86,7 +88,7 @@ def test_a_model_string_resolves_through_the_declared_entry_point(tmp_path):
     code = textwrap.dedent("""
         import sys
         from reasoning_kit.models import LLMHandler
-        assert not any(m.startswith('reasoning_kit.models') for m in sys.modules)
+        assert not any(m.startswith('reasoning_kit.models.clients') for m in sys.modules)
         h = LLMHandler('openai:gpt-4o-mini@http://127.0.0.1:9/v1')
         print(type(h.client).__name__, h.client.base_url)
     """)
@@ -96,7 +98,7 @@ def test_a_model_string_resolves_through_the_declared_entry_point(tmp_path):
 
 
 def test_an_unknown_provider_is_a_clear_error():
-    import reasoning_kit.models  # noqa: F401
+    import reasoning_kit.models.clients  # noqa: F401
     with pytest.raises(LookupError, match="no model provider 'nosuch'"): LLMHandler("nosuch:model")
 
 
@@ -166,12 +168,12 @@ def test_the_entry_point_resolves_to_the_clients_registrar():
     import importlib
     eps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["reasoning_kit.providers"]
     mod, _, attr = eps["clients"].partition(":")
-    import reasoning_kit.models as clients
+    import reasoning_kit.models.clients as clients
     assert getattr(importlib.import_module(mod), attr) is clients.register_providers
 
 
 def test_the_split_package_still_exports_every_public_name():
-    import reasoning_kit.models as clients
+    import reasoning_kit.models.clients as clients
     before = ['PROVIDERS', 'settings', 'PRICES', 'RETRY_STATUSES', 'Provider', 'register_provider', 'ModelRef', 'parse_model', 'wire_model', 'Secret', 'Settings', 'Price', 'set_price', 'price_for', 'cost_of', 'ClientError', 'APIError', 'MissingKey', 'ConnectionFailed', 'CallTimeout', 'MalformedResponse', 'StreamTruncated', 'parse_retry_after', 'backoff', 'RateLimiter', 'openai_body', 'parse_arguments', 'parse_openai', 'anthropic_body', 'parse_anthropic', 'sse_events', 'OpenAIStream', 'AnthropicStream', 'HTTPClient', 'PooledTransport', 'OpenAIClient', 'AnthropicClient', 'client_for_model']
-    ns = {}; exec("from reasoning_kit.models import *", ns)
+    ns = {}; exec("from reasoning_kit.models.clients import *", ns)
     assert [n for n in before if n not in ns] == [] and all(hasattr(clients, n) for n in before)

@@ -2,7 +2,7 @@
 they go back on the tool turn); none of it changes what a log without them looks like."""
 import json
 
-from reasoning_kit.models import AnthropicStream, OpenAIStream, anthropic_body, parse_anthropic, parse_openai
+from reasoning_kit.models.clients import AnthropicStream, OpenAIStream, anthropic_body, parse_anthropic, parse_openai
 from reasoning_kit.models import LLMRequest, LLMResponse, Usage, assistant, tool_result, user
 
 LP = {"content": [{"token": "12", "logprob": -0.01, "top_logprobs": []}]}
@@ -67,7 +67,7 @@ def test_a_reply_without_extras_serialises_as_before():
 import pytest  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
-from reasoning_kit.models import openai_body  # noqa: E402
+from reasoning_kit.models.clients import openai_body  # noqa: E402
 from reasoning_kit.models import StructuredOutputError, parse_as, structured  # noqa: E402
 
 

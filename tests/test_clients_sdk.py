@@ -8,8 +8,7 @@ import json
 import pytest
 from pydantic import TypeAdapter
 
-from reasoning_kit.models import (AnthropicStream, OpenAIStream, anthropic_body, openai_body, parse_anthropic,
-                                   parse_openai, price_for, sse_events)
+from reasoning_kit.models.clients import AnthropicStream, OpenAIStream, anthropic_body, openai_body, parse_anthropic, parse_openai, price_for, sse_events
 from reasoning_kit.models import LLMRequest, TextDelta, ToolCall, ToolCallDelta, ToolSpec, assistant, system, tool_result, user
 
 openai = pytest.importorskip("openai")

@@ -15,7 +15,7 @@ from reasoning_kit.models import FakeLLMClient, LLMHandler
 from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Algorithm, Budget, EffectFailed, Engine, Status, fold_run
 
-from _support import run, run_scripted
+from _support import run, run_scripted, system_of
 
 
 class Levels(Algorithm):
@@ -387,3 +387,21 @@ def test_cache_answers_are_logged_as_served_and_not_counted():
     assert fold_run(out.log).calls == 2
     # a replay keeps the mark, so the replayed run counts the same model calls
     assert again.calls == 2 and sorted(again.served_keys) == ["lv/0/0", "lv/0/1", "lv/0/2", "lv/0/3"]
+
+
+def test_lost_calls_are_named_in_one_order_whatever_order_they_failed_in():
+    "Two agents' calls fail for good in an order the seeded latencies choose; the run's closing event is the same for every order."
+    from reasoning_kit.algos import Debate
+    from reasoning_kit.models.fake import text
+
+    def model(request):
+        persona = system_of(request)
+        if "[A]" in persona or "[B]" in persona: raise RuntimeError(f"down for {persona[:3]}")
+        return text("Answer: 12")
+
+    finished, errors = set(), set()
+    for seed in range(8):
+        out, _ = run_scripted(Debate(agents=3, rounds=0, judge=False, personas=["[A] a", "[B] b", "[C] c"]), model, task="6 x 2?", seed=seed)
+        assert out.status.value == "partial" and list(out.failed_calls) == sorted(out.failed_calls), out.failed_calls
+        finished.add(json.dumps(out.log[-1].data, sort_keys=True)); errors.add(out.error)
+    assert len(finished) == 1 and len(errors) == 1, errors

@@ -8,7 +8,7 @@ import json
 import re
 
 from reasoning_kit.algos import SelfConsistency
-from reasoning_kit.models import OpenAIClient
+from reasoning_kit.models.clients import OpenAIClient
 from reasoning_kit.engine import Engine
 from reasoning_kit.models import LLMHandler, LLMRequest, user
 

@@ -352,9 +352,3 @@ if __name__ == "__main__":
     make_fixture()
 
 
-def test_old_names_still_work_with_a_deprecation_warning():
-    with pytest.warns(DeprecationWarning, match="repair_model= is deprecated"):
-        g = GenerateTestRepair("24", system="Solve.", model="m1", repair_model="m2")
-    assert (g.generator_prompt, g.generator_model, g.repairer_model) == ("Solve.", "m1", "m2")
-    with pytest.raises(ValueError, match="not both"):
-        GenerateTestRepair("24", model="m1", generator_model="m2")

@@ -74,11 +74,6 @@ def test_bad_arguments_name_the_parameter_and_what_it_accepts(kw, message):
     assert message in str(e.value), str(e.value)
 
 
-def test_old_prompt_names_still_work_with_a_deprecation_warning():
-    with pytest.warns(DeprecationWarning, match="system= is deprecated"):
-        gc = GeneratorCritic(system="Be exact.", critic_system="Be strict.")
-    assert (gc.generator_prompt, gc.critic_prompt) == ("Be exact.", "Be strict.")
-    assert "system" not in gc.config() and gc.config()["generator_prompt"] == "Be exact."
 
 
 def test_other_construction_errors_name_the_problem():

@@ -24,7 +24,7 @@ import pytest
 from pydantic import BaseModel
 
 from reasoning_kit.algos import Agent, Swarm, ToolLoop, TreeOfThoughts
-from reasoning_kit.models import AnthropicClient, APIError, OpenAIClient, StreamRestart, StreamTruncated, client_for_model
+from reasoning_kit.models.clients import AnthropicClient, APIError, OpenAIClient, StreamRestart, StreamTruncated, client_for_model
 from reasoning_kit.models import LLMHandler, LLMRequest, LLMResponse, TextDelta, ToolCallDelta, parse_as, structured, user
 from reasoning_kit.engine import Engine, Status
 from reasoning_kit.effects.tools import ToolHandler, ToolRegistry, tool

@@ -17,7 +17,7 @@ import pytest
 
 from reasoning_kit.models import local
 from reasoning_kit.algos import MCTS, BestOfN, Debate, GeneratorCritic, Reflexion, SelfConsistency, ToolLoop, TreeOfThoughts
-from reasoning_kit.models import ContextExceeded, Unsupported, client_for_model
+from reasoning_kit.models.clients import ContextExceeded, Unsupported, client_for_model
 from reasoning_kit.models.transport import PooledTransport
 from reasoning_kit.models import FakeLLMClient, LLMHandler, LLMRequest, user
 from reasoning_kit.engine import Budget, Engine, Status

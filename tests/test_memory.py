@@ -77,7 +77,7 @@ def test_file_is_appended_as_written_and_reads_back(tmp_path):
         m.add(f"note {i}", tags=["t"])
         assert p.read_text().count("\n") == 2 + i  # each note is on disk when add returns
     lines = p.read_text().splitlines()
-    assert json.loads(lines[0]) == {"format": "reasoning_kit.effects.memory", "version": 1}
+    assert json.loads(lines[0]) == {"format": "reasoning_kit.memory", "version": 1}
     assert [json.loads(x) for x in lines[1:]] == [{"n": i, "text": f"note {i}", "tags": ["t"], "about": ""} for i in range(3)]
     again = Memory(p)
     assert again.notes == m.notes and again.search("note 1") == m.search("note 1")
@@ -116,7 +116,7 @@ def test_errors_name_the_line(tmp_path):
 def test_a_pickle_is_not_a_memory(tmp_path):
     import pickle
     p = tmp_path / "m.jsonl"
-    p.write_bytes(pickle.dumps({"format": "reasoning_kit.effects.memory"}))
+    p.write_bytes(pickle.dumps({"format": "reasoning_kit.memory"}))
     with pytest.raises((MemoryFormatError, UnicodeDecodeError)):
         Memory(p)
 

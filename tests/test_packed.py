@@ -166,7 +166,7 @@ def test_an_error_with_no_text_is_still_an_error():
 
 
 def test_past_the_limit_of_kept_shapes_events_are_kept_whole_not_given_a_shape_each():
-    from reasoning_kit import _packed as E  # the shape table lives in the packed log's private module
+    from reasoning_kit.core import _packed as E  # the shape table lives in the packed log's private module
     kept = dict(E._shapes)
     try:
         E._SHAPES_KEPT, limit = len(E._shapes), E._SHAPES_KEPT  # the table is full from now on

@@ -121,15 +121,6 @@ def test_bad_arguments_name_the_parameter_and_what_it_accepts(kw, message):
     assert message in str(e.value), str(e.value)
 
 
-def test_old_prompt_names_still_work_with_a_deprecation_warning():
-    with pytest.warns(DeprecationWarning, match="actor= is deprecated"):
-        r = Reflexion(actor="Answer.", critic="Check.", reflector="Reflect.")
-    assert (r.actor_prompt, r.critic_prompt, r.reflector_prompt) == ("Answer.", "Check.", "Reflect.")
-    with pytest.raises(ValueError, match="not both"):
-        Reflexion(actor="a", actor_prompt="b")
-    with warnings.catch_warnings():  # the frozen v0.1 log's config uses the old names and folds without a warning
-        warnings.simplefilter("error")
-        check_fixture("reflexion", Reflexion)
 
 
 def test_role_models_and_temperature_reach_the_requests():

@@ -9,7 +9,7 @@ import traceback
 
 import pytest
 
-from reasoning_kit.models import AnthropicClient, ClientError, OpenAIClient
+from reasoning_kit.models.clients import AnthropicClient, ClientError, OpenAIClient
 from reasoning_kit.models import LLMRequest, user
 
 KEY = "sk-test-PLANTED0123456789abcdefXYZ"
@@ -178,7 +178,7 @@ def test_a_key_from_the_environment_never_reaches_the_run_log_on_disk(wire, stre
 @pytest.mark.parametrize("source", ["client", "environment"])
 def test_a_key_echoed_in_a_reply_never_reaches_a_cassette_or_cache_file(source, tmp_path, monkeypatch):
     "A server that puts the key in its answer: the recording on disk holds *** instead, wherever the key came from."
-    from reasoning_kit.models import CachedClient, Cassette
+    from reasoning_kit.models.clients import CachedClient, Cassette
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     reply = lambda head, body, n: http(200, json.dumps({"model": "m", "choices": [{"index": 0, "finish_reason": "stop",
                                        "message": {"role": "assistant", "content": f"you sent {KEY} and {KEY[3:15]}"}}]}))
@@ -225,7 +225,7 @@ def test_a_key_echoed_by_the_model_or_pasted_into_the_input_never_reaches_the_ru
 def test_a_key_given_to_a_client_and_echoed_in_its_reply_never_reaches_the_run_log_on_disk(cached, tmp_path, monkeypatch):
     "A key in no environment variable (api_key=) is known through the engine's clients: the run log holds *** instead."
     from reasoning_kit.algos import ToolLoop
-    from reasoning_kit.models import CachedClient
+    from reasoning_kit.models.clients import CachedClient
     from reasoning_kit.models import LLMHandler
     from reasoning_kit.engine import Engine
     for name in ("OPENAI_API_KEY", "PROBE_KEY"): monkeypatch.delenv(name, raising=False)

@@ -277,14 +277,6 @@ def test_frozen_log_replays_without_the_model():
     assert json.loads(json.dumps(out.value)) == {**expected["result"], "texts": expected["state"]["texts"]}
 
 
-def test_prompt_is_a_deprecated_alias_of_sampler_prompt():
-    with pytest.warns(DeprecationWarning, match="prompt= is deprecated"):
-        sc = SelfConsistency(prompt="Think.")
-    assert sc.sampler_prompt == "Think."
-    with pytest.raises(ValueError, match="not both"):
-        SelfConsistency(prompt="a", sampler_prompt="b")
-    with pytest.raises(TypeError, match="unexpected keyword"):
-        SelfConsistency(promt="a")
 
 
 # --- real replies --------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ grid costs no memory per job waiting; cached prompt tokens reach the table and t
 import asyncio
 import tracemalloc
 
-from reasoning_kit import sweep as sw
+from reasoning_kit.sweep import grid as sw  # run_job is looked up where LocalExecutor runs it
 from reasoning_kit.algos import SelfConsistency
 from reasoning_kit.engine import Engine
 from reasoning_kit.models import FakeLLMClient, LLMHandler, LLMResponse, Usage

@@ -239,17 +239,6 @@ def test_swarm_arguments_are_checked_too():
         Swarm(agents, tool_choice="")
 
 
-def test_system_is_a_deprecated_alias_of_agent_prompt():
-    with pytest.warns(DeprecationWarning, match="system= is deprecated"):
-        loop = ToolLoop(system="Be brief.")
-    assert loop.agent_prompt == loop.system == "Be brief." and "system" not in loop.config()
-    with pytest.raises(ValueError, match="not both"):
-        ToolLoop(system="a", agent_prompt="b")
-    with pytest.raises(TypeError, match="unexpected keyword"):
-        ToolLoop(sytem="a")
-    with warnings.catch_warnings():  # a log written with the old name folds without a warning
-        warnings.simplefilter("error")
-        assert ToolLoop.from_config({"system": "Old.", "max_turns": 3}).agent_prompt == "Old."
 
 
 def test_tool_choice_model_and_temperature_reach_every_request_with_tools():

@@ -12,7 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from reasoning_kit.algos.tot import TreeOfThoughts
-from reasoning_kit.models import CachedClient
+from reasoning_kit.models.clients import CachedClient
 from reasoning_kit.models import FakeLLMClient, LLMHandler, user
 from reasoning_kit.engine import Engine
 from reasoning_kit.tasks import game24

@@ -14,7 +14,9 @@ from typing import Callable
 
 from fastcore.basics import patch
 
-from .common import apply_events, check_callable, extract_answer, majority, task_of
+from .common import apply_events, extract_answer, majority, task_of
+
+from ..core.checks import check_callable
 from .self_consistency import MODES, PROMPT
 from .tot import parse_score
 from ..core.events import Event
@@ -23,7 +25,7 @@ from ..engine import (Algorithm, BudgetExhausted, Context, EffectFailed, Status,
                                    check_int, check_str)
 
 # %% auto #0
-__all__ = ['JUDGE', 'AGGREGATES', 'JUDGE_PROMPT', 'default_parse', 'tallies', 'choose', 'BestOfNState', 'BestOfN', 'ScorerError',
+__all__ = ['JUDGE', 'AGGREGATES', 'JUDGE_PROMPT', 'default_parse', 'tallies', 'choose', 'BestOfNState', 'BestOfN',
            'check_handler']
 
 # %% ../../nbs/18_best_of_n.ipynb #9ffeaa3d
@@ -164,26 +166,15 @@ async def _draw(self: BestOfN, ctx: Context, task: str) -> list:
     return [r if isinstance(r, BaseException) else r.text for r in reps]
 
 # %% ../../nbs/18_best_of_n.ipynb #b5ae8d1b
-class ScorerError(ValueError):
-    "A code verifier raised, or returned something other than a number from 0 to 10 (or a bool)."
+from .common import ScorerError, code_score  # one error class and one caller for every code scorer (09a_common)
 
-async def _code_score(f: Callable, task: str, answer: str, i: int) -> float:
-    name = getattr(f, "__name__", type(f).__name__)
-    try:
-        v = f(task, answer)
-        if inspect.isawaitable(v): v = await v
-    except Exception as e: raise ScorerError(f"BestOfN: verifier {name} raised {type(e).__name__} on sample {i}: {e}") from e
-    if isinstance(v, bool): return 10.0 if v else 0.0
-    if not isinstance(v, (int, float)) or not 0 <= v <= 10:
-        raise ScorerError(f"BestOfN: verifier {name} returned {v!r:.40} for sample {i}; a verifier returns a number from 0 to 10 or a bool")
-    return float(v)
 
 # %% ../../nbs/18_best_of_n.ipynb #733d0db4
 @patch
 async def _verify(self: BestOfN, ctx: Context, task: str, i: int, text: str, answer: str) -> dict:
     "Sample i's score (0-10) and how it came."
     v, key = self.verifier, f"bon/{i}/verify"
-    if callable(v): return {"score": await _code_score(v, task, answer, i), "how": "code"}
+    if callable(v): return {"score": await code_score("BestOfN", v, task, answer, what="verifier", where=f"sample {i}", bools=True), "how": "code"}
     if v == JUDGE:
         r = await ctx.llm(LLMRequest(messages=[system(self.judge_prompt or JUDGE_PROMPT), user(f"Problem: {task}\n\nProposed solution:\n{text}")],
                                      role="judge", model=self.judge_model), key=key)

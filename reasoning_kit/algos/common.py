@@ -8,13 +8,14 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/common.html.md"""
 # %% ../../nbs/09a_common.ipynb #01463749
 from __future__ import annotations
 
+import inspect
 import re
 from typing import Callable
 
 from ..core.events import Event
 
 # %% auto #0
-__all__ = ['extract_answer', 'majority', 'task_of', 'apply_events', 'Renames', 'check_callable', 'take_renamed']
+__all__ = ['extract_answer', 'majority', 'task_of', 'apply_events', 'Renames', 'ScorerError', 'code_score']
 
 # %% ../../nbs/09a_common.ipynb #a2fe8966
 _ANSWER = re.compile(r"answer\s*(?:is\s*)?[*_]*\s*[:：]\s*[*_]*[ \t]*\n?[ \t]*([^\n]*)", re.IGNORECASE)
@@ -59,8 +60,6 @@ def apply_events(table: dict[str, Callable], state, event: Event) -> None:
     if f is not None: f(state, event.data)
 
 # %% ../../nbs/09a_common.ipynb #bf6e23f1
-from ..core.checks import take_renamed  # checks.renamed, the one deprecation helper, under the name the algorithms use
-
 class Renames:
     "Mixin: `renames` maps old constructor names to new ones; `from_config` reads old logs' configs."
     renames: dict[str, str] = {}
@@ -68,6 +67,22 @@ class Renames:
     def from_config(cls, config: dict):
         return cls(**{cls.renames.get(k, k): v for k, v in config.items()})
 
-# %% ../../nbs/09a_common.ipynb #c6de4803
-from ..core.checks import check_callable
-_all_ = ["check_callable", "take_renamed"]  # still exported from here
+# %% ../../nbs/09a_common.ipynb #32497996
+class ScorerError(ValueError):
+    "A code scorer or verifier raised, or returned something other than a number from 0 to 10 (or a bool, where one is allowed)."
+
+async def code_score(owner: str,  # the algorithm, for the message
+                     f: Callable, *args,  # the scorer and what it is given
+                     what: str = "scorer",  # what the algorithm calls it: "scorer" or "verifier"
+                     where: str = "",  # where in the search: "node n.1", "sample 3"
+                     bools: bool = False) -> float:  # True and False count as 10 and 0
+    "`f(*args)`, awaited if it returns an awaitable, as a score from 0 to 10; anything else is a ScorerError."
+    name = getattr(f, "__name__", None) or type(f).__name__
+    try:
+        v = f(*args)
+        if inspect.isawaitable(v): v = await v
+    except Exception as e: raise ScorerError(f"{owner}: {what} {name} raised {type(e).__name__} on {where}: {e}") from e
+    if bools and isinstance(v, bool): return 10.0 if v else 0.0
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 10:  # nan fails 0 <= v
+        raise ScorerError(f"{owner}: {what} {name} returned {v!r:.40} for {where}; a {what} returns a number from 0 to 10" + (" or a bool" if bools else ""))
+    return float(v)

@@ -14,11 +14,11 @@ from typing import Callable
 
 from fastcore.basics import patch
 
-from .common import apply_events, extract_answer, majority, task_of  # extract_answer: still importable from here
+from .common import apply_events, majority, task_of
 from .answers import KINDS, extract
 from ..core.events import Event
 from ..models.core import LLMRequest, assistant, system, user
-from .common import check_callable
+from ..core.checks import check_callable
 from ..engine import Algorithm, BudgetExhausted, Context, EffectFailed, Status
 from ..core.checks import check_bool, check_choice, check_float, check_int, check_str, check_str_list
 

@@ -16,7 +16,8 @@ from fastcore.basics import patch
 
 from ..core.events import Event
 from ..models.core import LLMRequest, Message
-from .common import Renames, apply_events, check_callable, take_renamed
+from .common import Renames, apply_events
+from ..core.checks import check_callable
 from ..engine import Algorithm, BudgetExhausted, Context, EffectFailed, Status
 from ..core.checks import check_float, check_int, check_str
 
@@ -63,22 +64,19 @@ class GenerateTestRepair(Renames, Algorithm):
     def __init__(self, validator: str | None = None,  # the ValidationHandler check that tests an answer (required)
                  *, max_repairs: int = 3,  # repairs per candidate after its first draft; 0 to 10
                  candidates: int = 1,  # independent first drafts, tested in parallel; 1 to 8
-                 generator_prompt: str = GENERATE_SYSTEM,  # the system prompt (was `system=`)
+                 generator_prompt: str = GENERATE_SYSTEM,  # the system prompt
                  repair_prompt: str = REPAIR_PROMPT,  # asks for a repair; `{message}` is replaced by the failure
                  extract: Callable[[str], str] = extract_answer,  # reply -> the answer to test
                  temperature: float | None = None,  # sampling temperature for every call, 0 to 2
-                 generator_model: str | None = None,  # model for first drafts (None: the handler's default; was `model=`)
-                 repairer_model: str | None = None,  # model for repairs (None: `generator_model`; was `repair_model=`)
-                 **old):  # deprecated names: system=, model=, repair_model=
+                 generator_model: str | None = None,  # model for first drafts (None: the handler's default)
+                 repairer_model: str | None = None):  # model for repairs (None: `generator_model`)
         n = type(self).__name__
-        p = take_renamed(n, old, self.renames, {"generator_prompt": generator_prompt, "generator_model": generator_model, "repairer_model": repairer_model},
-                         {"generator_prompt": GENERATE_SYSTEM, "generator_model": None, "repairer_model": None})
         self.max_repairs, self.candidates = check_int(n, "max_repairs", max_repairs, 0, 10), check_int(n, "candidates", candidates, 1, 8)
         self.validator = check_str(n, "validator", validator)  # after the bounds: every argument given is checked first
-        self.generator_prompt, self.repair_prompt = check_str(n, "generator_prompt", p["generator_prompt"]), check_str(n, "repair_prompt", repair_prompt)
+        self.generator_prompt, self.repair_prompt = check_str(n, "generator_prompt", generator_prompt), check_str(n, "repair_prompt", repair_prompt)
         if "{message}" not in repair_prompt: raise ValueError(f"{n}: repair_prompt must contain {{message}}, where the failure goes")
         self.extract, self.temperature = check_callable(n, "extract", extract, none=False), check_float(n, "temperature", temperature, 0, 2, none=True)
-        self.generator_model, self.repairer_model = check_str(n, "generator_model", p["generator_model"], none=True), check_str(n, "repairer_model", p["repairer_model"], none=True)
+        self.generator_model, self.repairer_model = check_str(n, "generator_model", generator_model, none=True), check_str(n, "repairer_model", repairer_model, none=True)
         self.max_calls = candidates * (1 + max_repairs)
 
 # %% ../../nbs/17_generate_test_repair.ipynb #8c307d30

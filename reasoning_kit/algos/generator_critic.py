@@ -17,7 +17,8 @@ from fastcore.basics import patch
 
 from ..core.events import Event
 from ..models.core import LLMRequest, Message
-from .common import Renames, apply_events, check_callable, take_renamed
+from .common import Renames, apply_events
+from ..core.checks import check_callable
 from .answers import read_verdict
 from ..engine import Algorithm, Context, Status
 from ..core.checks import check_float, check_int, check_str
@@ -98,19 +99,16 @@ class GeneratorCritic(Renames, Algorithm):
 
     def __init__(self, validator: str | None = None,  # a ValidationHandler check as the critic; None: an LLM critic
                  *, max_rounds: int = 3,  # drafts (each followed by a critique) at most; 1 to 10
-                 generator_prompt: str = GENERATOR_SYSTEM,  # the generator's system prompt (was `system=`)
-                 critic_prompt: str = CRITIC_SYSTEM,  # the critic's system prompt (was `critic_system=`)
+                 generator_prompt: str = GENERATOR_SYSTEM,  # the generator's system prompt
+                 critic_prompt: str = CRITIC_SYSTEM,  # the critic's system prompt
                  revise_prompt: str = REVISE_PROMPT,  # asks for a revision; `{feedback}` is replaced by the critique
                  parse: Callable[[str], tuple[bool, str]] = parse_verdict,  # critic reply -> (accepted, feedback)
                  generator_model: str | None = None,  # model for the generator (None: the handler's default)
                  critic_model: str | None = None,  # model for the critic
-                 temperature: float | None = None,  # sampling temperature for every call, 0 to 2 (None: the model's default)
-                 **old):  # deprecated names: system=, critic_system=
+                 temperature: float | None = None):  # sampling temperature for every call, 0 to 2 (None: the model's default)
         n = type(self).__name__
-        p = take_renamed(n, old, self.renames, {"generator_prompt": generator_prompt, "critic_prompt": critic_prompt},
-                         {"generator_prompt": GENERATOR_SYSTEM, "critic_prompt": CRITIC_SYSTEM})
         self.validator, self.max_rounds = check_str(n, "validator", validator, none=True), check_int(n, "max_rounds", max_rounds, 1, 10)
-        self.generator_prompt, self.critic_prompt = check_str(n, "generator_prompt", p["generator_prompt"]), check_str(n, "critic_prompt", p["critic_prompt"])
+        self.generator_prompt, self.critic_prompt = check_str(n, "generator_prompt", generator_prompt), check_str(n, "critic_prompt", critic_prompt)
         self.revise_prompt, self.parse = check_str(n, "revise_prompt", revise_prompt), check_callable(n, "parse", parse, none=False)
         if "{feedback}" not in revise_prompt: raise ValueError(f"{n}: revise_prompt must contain {{feedback}}, where the critique goes")
         self.generator_model, self.critic_model = check_str(n, "generator_model", generator_model, none=True), check_str(n, "critic_model", critic_model, none=True)

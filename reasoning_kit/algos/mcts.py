@@ -16,8 +16,10 @@ from typing import Any, Callable, Mapping
 from fastcore.basics import patch
 
 from .best_of_n import check_handler, default_parse
-from .common import apply_events, check_callable, task_of
-from .tot import EVALUATOR_PROMPT, PROPOSER_PROMPT, ScorerError, ToTPrompts
+from .common import apply_events, task_of
+from ..core.checks import check_callable
+from .tot import EVALUATOR_PROMPT, PROPOSER_PROMPT, ToTPrompts
+from .common import ScorerError, code_score
 from ..core.events import Event
 from ..models.core import LLMRequest, system, user
 from ..engine import (Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status, check_bool, check_float,
@@ -242,21 +244,10 @@ async def _score(self: MCTS, ctx: Context, node: str) -> dict:
     if n.answer is not None and self.validator is not None:
         v = await ctx.validate(self.validator, n.answer, key=f"mcts/{node}/check", task=s.task)
         return {"score": 10.0 if v.ok else 0.0, "how": "check"} | ({"message": v.message} if v.message else {})
-    if self.scorer is not None: return {"score": await _code_score(self.scorer, s.task, s.steps(node), node), "how": "code"}
+    if self.scorer is not None: return {"score": await code_score("MCTS", self.scorer, s.task, s.steps(node), where=f"node {node}"), "how": "code"}
     r = await self._ask(ctx, "evaluator", EVALUATOR_PROMPT, self._hook("value_prompt")(s.task, s.steps(node)), f"mcts/{node}/value")
     v = self._hook("parse_value")(s.task, s.steps(node), r.texts)
     return {"score": float(v), "how": "parsed"} if v is not None else {"score": 0.0, "how": "malformed"}
-
-# %% ../../nbs/18a_mcts.ipynb #41a1d15f
-async def _code_score(f: Callable, task: str, steps: list[str], node: str) -> float:
-    name = getattr(f, "__name__", type(f).__name__)
-    try:
-        v = f(task, steps)
-        if inspect.isawaitable(v): v = await v
-    except Exception as e: raise ScorerError(f"MCTS: scorer {name} raised {type(e).__name__} on node {node}: {e}") from e
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 10:
-        raise ScorerError(f"MCTS: scorer {name} returned {v!r:.40} for node {node}; a scorer returns a number from 0 to 10")
-    return float(v)
 
 # %% ../../nbs/18a_mcts.ipynb #7b4375af
 @patch

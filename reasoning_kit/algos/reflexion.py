@@ -14,7 +14,7 @@ from fastcore.basics import patch
 
 from ..core.events import Event
 from ..models.core import LLMRequest, Message
-from .common import Renames, apply_events, take_renamed
+from .common import Renames, apply_events
 from .answers import read_verdict
 from ..engine import Algorithm, Context, Status
 from ..core.checks import check_float, check_int, check_str, input_notes
@@ -63,15 +63,12 @@ class Reflexion(Renames, Algorithm):
                  lesson_chars: int = 300,  # a lesson longer than this many characters is cut (20 to 5000)
                  actor_prompt: str = ACTOR, critic_prompt: str = CRITIC, reflector_prompt: str = REFLECTOR,  # the three system prompts
                  actor_model: str | None = None, critic_model: str | None = None, reflector_model: str | None = None,  # models per role
-                 temperature: float | None = None,  # sampling temperature for every call, 0 to 2 (None: the model's default)
-                 **old):  # deprecated names: actor=, critic=, reflector=
+                 temperature: float | None = None):  # sampling temperature for every call, 0 to 2 (None: the model's default)
         n = "Reflexion"
-        p = take_renamed(n, old, self.renames, {"actor_prompt": actor_prompt, "critic_prompt": critic_prompt, "reflector_prompt": reflector_prompt},
-                         {"actor_prompt": ACTOR, "critic_prompt": CRITIC, "reflector_prompt": REFLECTOR})
         self.validator = check_str(n, "validator", validator, none=True)
         self.max_trials, self.keep_reflections = check_int(n, "max_trials", max_trials, 1, 10), check_int(n, "keep_reflections", keep_reflections, 0, 20)
         self.lesson_chars = check_int(n, "lesson_chars", lesson_chars, 20, 5000)
-        for k, v in p.items(): setattr(self, k, check_str(n, k, v))
+        for k, v in dict(actor_prompt=actor_prompt, critic_prompt=critic_prompt, reflector_prompt=reflector_prompt).items(): setattr(self, k, check_str(n, k, v))
         for k, v in dict(actor_model=actor_model, critic_model=critic_model, reflector_model=reflector_model).items(): setattr(self, k, check_str(n, k, v, none=True))
         self.temperature = check_float(n, "temperature", temperature, 0, 2, none=True)
         self.max_calls = max_trials * (2 if validator else 3)

@@ -17,7 +17,8 @@ from .common import apply_events, majority, task_of
 from .answers import KINDS, extract
 from ..core.events import Event
 from ..models.core import LLMRequest, system, user
-from .common import Renames, check_callable, take_renamed
+from .common import Renames
+from ..core.checks import check_callable
 from ..engine import Algorithm, BudgetExhausted, Context, EffectFailed, Status
 from ..core.checks import check_bool, check_choice, check_float, check_int, check_str
 
@@ -74,11 +75,9 @@ class SelfConsistency(Renames, Algorithm):
                  parse: Callable[[str], str | None] | None = None,  # reply -> answer, used as given; default: `extract`, normalised
                  kind: str = "auto",  # how `extract` reads a reply: "auto", "number", "word" or "text"
                  units: bool = False,  # keep a unit after a number ("11 km" and "11 m" then differ)
-                 sampler_prompt: str | None = None,  # system prompt; replaces PROMPT (was `prompt=`)
-                 sampler_model: str | None = None,  # the model (None: the handler's default)
-                 **old):  # deprecated names: prompt=
+                 sampler_prompt: str | None = None,  # system prompt; replaces PROMPT
+                 sampler_model: str | None = None):  # the model (None: the handler's default)
         n = "SelfConsistency"
-        sampler_prompt = take_renamed(n, old, self.renames, {"sampler_prompt": sampler_prompt}, {"sampler_prompt": None})["sampler_prompt"]
         self.samples = check_int(n, "samples", samples, 1, 100)
         self.mode, self.temperature = check_choice(n, "mode", mode, MODES), check_float(n, "temperature", temperature, 0, 2, none=True)
         self.parse, self.sampler_prompt = check_callable(n, "parse", parse), check_str(n, "sampler_prompt", sampler_prompt, none=True)

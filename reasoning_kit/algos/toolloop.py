@@ -15,7 +15,8 @@ from fastcore.basics import patch
 
 from ..core.events import Event
 from ..models.core import LLMRequest, Message, ToolCall, ToolSpec
-from .common import Renames, apply_events, check_callable, take_renamed
+from .common import Renames, apply_events
+from ..core.checks import check_callable
 from ..engine import Algorithm, Context, EffectFailed, Status
 from ..core.checks import check_bool, check_float, check_int, check_str, check_str_list, input_notes
 from ..effects.tools import ToolRegistry, ToolResult
@@ -43,7 +44,7 @@ class ToolLoop(Renames, Algorithm):
     renames = {"system": "agent_prompt"}
 
     def __init__(self, registry: ToolRegistry | None = None,  # the tools; default: the engine's ToolHandler's
-                 *, agent_prompt: str = AGENT_PROMPT,  # the system prompt (was `system=`)
+                 *, agent_prompt: str = AGENT_PROMPT,  # the system prompt
                  tools: list[str] | None = None,  # names on offer; None: every tool in the registry
                  max_turns: int = 10,  # bound on model calls
                  stream: bool = False,  # stream replies to the run's delta listeners
@@ -51,19 +52,14 @@ class ToolLoop(Renames, Algorithm):
                  role: str = "agent",  # the requests' role, for routing
                  agent_model: str | None = None,  # the model (None: the handler's default)
                  temperature: float | None = None,  # sampling temperature, 0 to 2 (None: the model's default)
-                 tool_choice: str | None = None,  # "auto", "none", "required" or a tool's name (None: the provider's default)
-                 **old):  # deprecated names: system=
+                 tool_choice: str | None = None):  # "auto", "none", "required" or a tool's name (None: the provider's default)
         n = type(self).__name__
-        agent_prompt = take_renamed(n, old, self.renames, {"agent_prompt": agent_prompt}, {"agent_prompt": AGENT_PROMPT})["agent_prompt"]
         self.agent_prompt, self.role = check_str(n, "agent_prompt", agent_prompt), check_str(n, "role", role)
         self.tools, self.max_turns = check_str_list(n, "tools", tools, none=True), check_int(n, "max_turns", max_turns, 1, 100)
         self.stream, self.recall, self.registry = check_bool(n, "stream", stream), check_callable(n, "recall", recall), registry
         self.agent_model, self.tool_choice = check_str(n, "agent_model", agent_model, none=True), check_str(n, "tool_choice", tool_choice, none=True)
         self.temperature = check_float(n, "temperature", temperature, 0, 2, none=True)
         self.max_calls = max_turns
-
-    @property
-    def system(self) -> str: return self.agent_prompt  # the old name, read-only
 
 # %% ../../nbs/10_toolloop.ipynb #deb8fc58
 def _started(s: LoopState, d: dict): s.messages = list(d["messages"])

@@ -22,9 +22,9 @@ from ..engine import Algorithm, BudgetExhausted, Cancelled, Context, EffectFaile
 from ..core.checks import check_bool, check_choice, check_float, check_int, check_str
 
 # %% auto #0
-__all__ = ['ThoughtNode', 'ToTState', 'TreeOfThoughts', 'final_beam', 'NoThoughts', 'ScorerError', 'PROPOSER_PROMPT',
-           'PROPOSER_LIST_PROMPT', 'EVALUATOR_PROMPT', 'VOTER_PROMPT', 'SYNTHESIZER_PROMPT', 'HOOKS', 'default_prompts',
-           'parse_score', 'ToTPrompts']
+__all__ = ['ThoughtNode', 'ToTState', 'TreeOfThoughts', 'final_beam', 'NoThoughts', 'PROPOSER_PROMPT', 'PROPOSER_LIST_PROMPT',
+           'EVALUATOR_PROMPT', 'VOTER_PROMPT', 'SYNTHESIZER_PROMPT', 'HOOKS', 'default_prompts', 'parse_score',
+           'ToTPrompts']
 
 # %% ../../nbs/14_tot.ipynb #0c46faca
 from .tot_prompts import (
@@ -418,7 +418,7 @@ async def evaluate_level(self: TreeOfThoughts, ctx: Context, task: str, level: i
         for i in [i for i in todo if s.nodes[i].duplicate_of is not None]: ctx.emit("tot.evaluated", node=i, score=0.0, how="duplicate")
         todo = [i for i in todo if s.nodes[i].duplicate_of is None]
     if self.scorer is not None:
-        for i in todo: ctx.emit("tot.evaluated", node=i, score=await self._code_score(task, s.steps(i), i), how="code")
+        for i in todo: ctx.emit("tot.evaluated", node=i, score=await code_score("TreeOfThoughts", self.scorer, task, s.steps(i), where=f"node {i}"), how="code")
     elif self.evaluate == "value": await self._value_level(ctx, task, level, todo)
     else: await self._vote_level(ctx, task, level, todo)
 
@@ -452,20 +452,7 @@ async def _vote_level(self: TreeOfThoughts, ctx: Context, task: str, level: int,
     for i, v in zip(todo, votes): ctx.emit("tot.evaluated", node=i, score=round(10 * v / self.n_evaluate, 6), how="votes", votes=v)
 
 # %% ../../nbs/14_tot.ipynb #15a62283
-class ScorerError(ValueError):
-    "A code scorer raised, or returned something other than a number from 0 to 10."
-
-@patch
-async def _code_score(self: TreeOfThoughts, task: str, path: list[str], node: str) -> float:
-    "The scorer's score for `node`: a number from 0 to 10, or a ScorerError naming the scorer, the value and the node."
-    name = getattr(self.scorer, "__name__", None) or type(self.scorer).__name__
-    try:
-        v = self.scorer(task, path)
-        if inspect.isawaitable(v): v = await v
-    except Exception as e: raise ScorerError(f"TreeOfThoughts: scorer {name} raised {type(e).__name__} on node {node}: {e}") from e
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 10:  # nan fails 0 <= v
-        raise ScorerError(f"TreeOfThoughts: scorer {name} returned {v!r} for node {node}; a scorer returns a number from 0 to 10")
-    return float(v)
+from .common import ScorerError, code_score  # one error class and one caller for every code scorer (09a_common)
 
 # %% ../../nbs/14_tot.ipynb #91f1b12f
 def _draw(rng, ids: list[str], weights: list[float], k: int) -> list[str]:

@@ -107,7 +107,7 @@ def turn_budget_left(turn_budget: Budget | None, budget: Budget | None, spent: S
 
 # %% ../../nbs/31_session.ipynb #8076200a
 INDEX = "session.json"
-SESSION_FORMAT = "reasoning_kit.apps.session"
+SESSION_FORMAT = "reasoning_kit.session"
 SESSION_VERSION = 1
 
 # %% ../../nbs/31_session.ipynb #d57ef097

@@ -11,8 +11,8 @@ from __future__ import annotations
 import warnings
 
 # %% auto #0
-__all__ = ['take_renamed', 'check_int', 'input_notes', 'check_float', 'check_bool', 'check_str', 'check_choice', 'check_str_list',
-           'check_callable', 'renamed']
+__all__ = ['check_int', 'input_notes', 'check_float', 'check_bool', 'check_str', 'check_choice', 'check_str_list',
+           'check_callable']
 
 # %% ../../nbs/00b_checks.ipynb #77c95032
 def check_int(owner: str, name: str, value, lo: int, hi: int) -> int:
@@ -73,17 +73,3 @@ def check_callable(owner: str, name: str, value, *, none: bool = True):
     if value is None and none: return None
     if not callable(value): raise ValueError(f"{owner}: {name} must be a function{' or None' if none else ''}, got {value!r:.80}")
     return value
-
-# %% ../../nbs/00b_checks.ipynb #b28e912e
-def renamed(owner: str, old: dict, renames: dict[str, str], new: dict, defaults: dict) -> dict:
-    "The new-name values: `new` updated from the deprecated names in `old` (a warning each); a TypeError for an unknown one."
-    if unknown := sorted(set(old) - set(renames)): raise TypeError(f"{owner}() got unexpected keyword arguments {unknown}")
-    out = dict(new)
-    for o, n in renames.items():
-        if old.get(o) is None: continue  # not given (or given as None): the new name's value stands
-        if new[n] is not defaults[n] and new[n] != old[o]: raise ValueError(f"{owner}: give {n}= only ({o}= is its old name), not both")
-        warnings.warn(f"{owner}: {o}= is deprecated and will be removed in the next version; use {n}=", DeprecationWarning, stacklevel=3)
-        out[n] = old[o]
-    return out
-
-take_renamed = renamed  # its name in algos.common until this version

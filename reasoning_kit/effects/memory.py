@@ -70,7 +70,7 @@ def tokens(text: str) -> list[str]:
     return [w for w in re.findall(r"[^\W_]+", text.lower()) if w not in STOPWORDS]
 
 # %% ../../nbs/04c_memory.ipynb #88174c22
-MEMORY_FORMAT = "reasoning_kit.effects.memory"
+MEMORY_FORMAT = "reasoning_kit.memory"
 MEMORY_VERSION = 1
 
 class MemoryFormatError(ValueError):

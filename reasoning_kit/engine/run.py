@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 # %% auto #0
-__all__ = ['RUN_KEYWORDS', 'Engine', 'Run', 'Check', 'EffectCall', 'Context', 'stop_tasks', 'Outcome', 'secret_scrubber',
-           'open_run', 'other_run']
+__all__ = ['RUN_KEYWORDS', 'Engine', 'Run', 'Check', 'Context', 'stop_tasks', 'Outcome', 'secret_scrubber', 'open_run',
+           'other_run']
 
 # %% ../../nbs/03b_engine_run.ipynb #17a5fa51
 from fastcore.basics import patch
@@ -33,6 +33,7 @@ from .state import (Algorithm, BudgetExhausted, Cancelled, EffectFailed, RunRedu
                                         algorithm_of, fold_run)
 from .budget import Admission, Budget
 from ..core.secrets import known_secrets, scrub
+from .serve import EffectCall, ReplayIndex, Serving
 
 # %% ../../nbs/03b_engine_run.ipynb #9e987506
 class Engine:
@@ -52,8 +53,8 @@ class Engine:
             if close is not None: await close()
 
 # %% ../../nbs/03b_engine_run.ipynb #ee7746f9
-class Run:
-    "One execution of an algorithm: a live log and the state folded from it."
+class Run(Serving):
+    "One execution of an algorithm: a live log and the state folded from it; how each effect is served is `Serving` (`03bb_engine_serve`)."
     def __init__(self, engine: Engine, algorithm: Algorithm, input: dict, budget: Budget | None,
                  replay: Log | None, log: Log, seed: int, retry_errors: bool, parent: dict | None = None):
         self.engine, self.algorithm, self.input, self.budget, self.seed = engine, algorithm, input, budget, seed
@@ -66,7 +67,7 @@ class Run:
         self._gathering = 0  # gathers in progress: effects then yield once after being admitted
         self.admission = Admission(budget)  # the budget at work: worst cases held while in flight, calls waiting to fit
         self._busy: dict[asyncio.Task, int] = {}  # tasks answering effects right now (how many each)
-        self._replay = _ReplayIndex(replay, budget, retry_errors) if replay is not None else None
+        self._replay = ReplayIndex(replay, budget, retry_errors) if replay is not None else None
         self.served: dict[str, int] = {}  # effects served from the replayed log
         self.sent: dict[str, int] = {}  # effects actually sent to handlers (and not answered by a cache)
         self.cached: dict[str, int] = {}  # effects a handler answered from a cache (`EffectCall.mark_served`)
@@ -98,21 +99,6 @@ class Check(BaseModel):
     name: str
     answer: Any
     info: dict[str, Any] = {}
-
-# %% ../../nbs/03b_engine_run.ipynb #92cd660e
-@dataclass
-class EffectCall:
-    "What a handler gets with each request: the key, a way to log extra events, streaming."
-    key: str
-    effect: str
-    run: Run
-    on_delta: Callable | None = None
-    served: str | None = None  # set by `mark_served`: where the answer came from, when not from a model
-    def emit(self, kind: str, **data) -> Event: return self.run.log.append(kind, data, key=self.key)
-    def mark_served(self, source: str) -> None:
-        "Say the answer came from `source` (e.g. \"cache\"), not a model: logged, and not counted as a model call."
-        if not isinstance(source, str) or not source: raise ValueError(f"mark_served: source must be a non-empty string, got {source!r:.80}")
-        self.served = source
 
 # %% ../../nbs/03b_engine_run.ipynb #a8b74a2f
 class Context:
@@ -227,140 +213,6 @@ async def gather(self: Context, *aws: Awaitable, return_exceptions: bool = False
     if stop is not None: raise stop
     return out
 
-# %% ../../nbs/03b_engine_run.ipynb #c9f85dd8
-class _ReplayIndex:
-    def __init__(self, log: Log, budget: Budget | None, retry_errors: bool):
-        self.requests, self.answers, self.time_refusals = {}, {}, {}  # refusals: key -> refused while in flight?
-        same_budget = False
-        evs = log.events if isinstance(log, Log) else Events(log)
-        for i in range(len(evs)):  # only the events that matter are built: most of a log is the algorithm's own
-            kind, key = evs.kind_key(i)
-            if kind == "run.started": same_budget = evs.data_of(i).get("budget") == (budget.model_dump() if budget else None)
-            elif key is None: continue
-            elif kind.count(".") != 1: continue
-            elif kind.endswith(".request"): self.requests[key] = evs.data_of(i).get("request")
-            elif kind.endswith(".result"): d = evs.data_of(i); self.answers[key] = ("result", d.get("result"), d.get("served"))
-            elif kind.endswith(".error") and not retry_errors: self.answers[key] = ("error", evs.data_of(i).get("error"), None)
-            elif kind == "budget.exhausted" and same_budget and (d := evs.data_of(i)).get("reason") == "seconds":
-                self.time_refusals[key] = bool(d.get("in_flight"))
-
-    def lookup(self, key: str, req: dict):
-        if key in self.answers and self.requests.get(key) == req: return self.answers[key]
-        return None
-
-# %% ../../nbs/03b_engine_run.ipynb #081535f8
-@patch
-def _check_budget(self: Run, effect: str, key: str, worst: tuple | None = None):
-    if self._cancel: raise Cancelled("run cancelled")
-    b = self.budget
-    recorded = self._replay.time_refusals.get(key) if self._replay else None
-    if b is None and recorded is None: return
-    if recorded is False: why = "seconds", "as recorded in the replayed log"
-    elif b.seconds is not None and time.monotonic() - self._t0 >= b.seconds: why = "seconds", f"{b.seconds}s"
-    else: why = self.admission.refusal(worst, self.state) if effect == "llm" else None
-    if why is None: return
-    self.log.append("budget.exhausted", {"reason": why[0], "detail": why[1], "effect": effect}, key=key)
-    raise BudgetExhausted(*why)
-
-# %% ../../nbs/03b_engine_run.ipynb #f488d95a
-@patch
-def _out_of_time(self: Run, effect: str, key: str, detail: str):
-    "The wall-clock budget ran out while `key` was being answered: the call is abandoned."
-    self.log.append("budget.exhausted", {"reason": "seconds", "detail": detail, "effect": effect, "in_flight": True}, key=key)
-    raise BudgetExhausted("seconds", detail)
-
-# %% ../../nbs/03b_engine_run.ipynb #3cee4285
-@patch
-async def _serve(self: Run, effect: str, key: str, request: BaseModel, req: dict, stream: bool):
-    handler = self.engine.handlers.get(effect)
-    if handler is None: raise LookupError(f"no handler attached for {effect!r} effects (attach one, e.g. "
-                                          f"{ {'llm': 'LLMHandler', 'tool': 'ToolHandler', 'validate': 'ValidationHandler'}.get(effect, 'a handler')}(...).attach(engine))")
-    hit = self._replay.lookup(key, req) if self._replay else None
-    adm = self.admission
-    worst = adm.worst_case(handler, request, self.state.tokens) if effect == "llm" else None
-    while hit is None and worst is not None and not self._cancel and adm.waits(worst, self.state.tokens):  # fits once calls in flight settle?
-        await adm.settled(); worst = adm.worst_case(handler, request, self.state.tokens)
-    self._check_budget(effect, key, worst) if hit is None else None
-    if hit is not None and self._cancel: raise Cancelled("run cancelled")
-    extra = {"replayed": True} if hit else {"reserved": {"tokens": worst[0], "max_tokens": worst[2], **({"cost": worst[1] / 1e9} if worst[1] is not None else {})}} if worst else {}
-    self.log.append(f"{effect}.request", {"request": req, **extra}, key=key)
-    if worst is None:
-        b = self.budget  # no tokens or cost to reserve, but call_tokens still caps a call that names no max_tokens
-        if b is not None and b.call_tokens is not None and isinstance(request, LLMRequest) and request.max_tokens is None:
-            request = request.model_copy(update={"max_tokens": b.call_tokens})
-        return await self._answer(handler, effect, key, request, hit, stream)
-    if request.max_tokens != worst[2]: request = request.model_copy(update={"max_tokens": worst[2]})  # the cap is sent: a real bound
-    adm.hold(worst)  # held while in flight (a replayed answer too: see below)
-    try: return await self._answer(handler, effect, key, request, hit, stream)
-    finally: adm.release(worst)
-
-# %% ../../nbs/03b_engine_run.ipynb #ce4180f2
-@patch
-async def _answer(self: Run, handler, effect: str, key: str, request: BaseModel, hit, stream: bool):
-    rtype = handler.result_type
-    if self._gathering: await asyncio.sleep(0)  # let effects started together all be admitted first (see below)
-    if hit is not None: return self._replayed(effect, key, hit, rtype)
-    return await self._ask(handler, effect, key, request, stream)
-
-@patch
-def _replayed(self: Run, effect: str, key: str, hit, rtype):
-    "Serve `key` from the replayed log: logged as replayed, no handler called."
-    self.served[effect] = self.served.get(effect, 0) + 1; self.served_keys.append(key)
-    kind, payload, served = hit
-    if kind == "error":
-        self.log.append(f"{effect}.error", {"error": payload, "replayed": True}, key=key)
-        raise EffectFailed(effect, key, payload)
-    self.log.append(f"{effect}.result", {"result": payload, "replayed": True, **({"served": served} if served else {})}, key=key)
-    return from_log_form(rtype, payload)  # model_validate, by hand for the usual reply
-
-# %% ../../nbs/03b_engine_run.ipynb #ae8e59e9
-@patch
-async def _ask(self: Run, handler, effect: str, key: str, request: BaseModel, stream: bool):
-    "Send the request to its handler, under the time budget; a failure is logged and raised as EffectFailed."
-    if self._replay and self._replay.time_refusals.get(key): self._out_of_time(effect, key, "as recorded in the replayed log")
-    self.sent[effect] = self.sent.get(effect, 0) + 1
-    call = EffectCall(key, effect, self, self._on_delta if stream and self._delta_listeners else None)
-    left = self.budget.seconds - (time.monotonic() - self._t0) if self.budget and self.budget.seconds else None
-    try:
-        if left is None: res = await handler.handle(request, call)
-        else:
-            async with asyncio.timeout(max(left, 0)) as deadline:
-                res = await handler.handle(request, call)
-    except (asyncio.CancelledError, BudgetExhausted, Cancelled): raise
-    except TimeoutError as e:
-        if left is not None and deadline.expired(): self._out_of_time(effect, key, f"{self.budget.seconds}s, while the call was in flight")
-        err = f"{type(e).__name__}: {e}"
-        self.log.append(f"{effect}.error", {"error": err}, key=key)
-        raise EffectFailed(effect, key, err) from e
-    except Exception as e:
-        err = f"{type(e).__name__}: {e}"
-        self.log.append(f"{effect}.error", {"error": err}, key=key)
-        raise EffectFailed(effect, key, err) from e
-    return self._record(effect, key, res, call)
-
-# %% ../../nbs/03b_engine_run.ipynb #d7ca5570
-@patch
-def _record(self: Run, effect: str, key: str, res, call: EffectCall):
-    "Log a handler's answer: as a model call, or as served by a cache (not counted as one)."
-    if call.served is not None:  # a cache answered: logged as served, not counted as a model call
-        self.sent[effect] -= 1; self.cached[effect] = self.cached.get(effect, 0) + 1; self.cached_keys.append(key)
-        self.log.append(f"{effect}.result", {"result": log_form(res), "served": call.served}, key=key)
-    else:
-        self.asked_keys.append(key)
-        self.log.append(f"{effect}.result", {"result": log_form(res)}, key=key)
-    return res
-
-@patch
-def _answer_of(self: Run, effect: str, key: str):
-    "The answer already folded for `key`, as the handler's type (or its error, raised again)."
-    r = self.state.results[key]
-    if "error" in r: raise EffectFailed(effect, key, r["error"])
-    return from_log_form(self.engine.handlers[effect].result_type, r["result"])
-
-@patch
-def _on_delta(self: Run, delta):
-    for fn in self._delta_listeners: fn(delta)
-
 # %% ../../nbs/03b_engine_run.ipynb #37b72945
 class Outcome(BaseModel):
     "How a run ended, what it found, and everything that happened."
@@ -424,13 +276,14 @@ async def _settle(self: Run, status: Status, error: str | None, outside: bool) -
 
 # %% ../../nbs/03b_engine_run.ipynb #ef2cab44
 def _lost_calls(lost: dict[str, str], show: int = 3) -> str:
-    "The run's error when model calls failed for good: how many, and the first few by key with their error."
+    "The run's error when model calls failed for good: how many, and the first few in key order with their error."
     named = "; ".join(f"{k!r} ({e})" for k, e in list(lost.items())[:show])
     return f"{len(lost)} model call{'s' if len(lost) > 1 else ''} failed for good (retries spent, or not retryable): {named}" + (f"; and {len(lost) - show} more" if len(lost) > show else "")
 
 @patch
 def _finish(self: Run, status: Status, error: str | None) -> Outcome:
-    if (lost := self.state.failed_calls) and status in (Status.OK, Status.NO_SOLUTION, Status.BUDGET_EXHAUSTED):
+    lost = dict(sorted(self.state.failed_calls.items()))  # by key: the order they failed in is the network's, not the run's
+    if lost and status in (Status.OK, Status.NO_SOLUTION, Status.BUDGET_EXHAUSTED):
         if status == Status.OK: status = Status.PARTIAL  # it went on without them: not the run a fault-free model gives
         error = error or _lost_calls(lost)
     self.log.append("run.finished", {"status": status.value, "error": error})

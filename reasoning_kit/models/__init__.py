@@ -1,4 +1,5 @@
-"""`reasoning_kit.models`: the vocabulary, the scripted client, model strings and the HTTP clients, imported together.
+"""`reasoning_kit.models`: the vocabulary and the scripted client,
+imported together; the HTTP clients are one import further.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/models.html.md"""
 
@@ -7,17 +8,10 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/models.html.md"""
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/02i_models.ipynb #2afa7a4d
-from . import core as _core, fake as _fake, clients as _clients, providers as _providers, errors as _errors, wire as _wire, anthropic_wire as _anthropic_wire, transport as _transport, stream as _stream, cassettes as _cassettes
+# %% ../../nbs/02i_models.ipynb #eade3b76
 from .core import *
 from .fake import *
-from .providers import *
-from .errors import *
-from .wire import *
-from .anthropic_wire import *
-from .transport import *
-from .cassettes import *
-from .clients import *
+from .core import __all__ as _core
+from .fake import __all__ as _fake
 
-__all__ = [*_core.__all__, *_fake.__all__, *_providers.__all__, *_errors.__all__, *_wire.__all__, *_anthropic_wire.__all__,
-           *_transport.__all__, *_cassettes.__all__, *_clients.__all__]
+__all__ = [*_core, *_fake]

@@ -13,8 +13,16 @@ from urllib.parse import urlsplit
 
 from .core import register_model_provider
 from . import stream as _stream  # noqa: F401  (adds `stream` to the clients)
+from typing import Callable
+
 from .providers import PROVIDERS, Provider, llama_server_connect, parse_model, settings
 from .transport import AnthropicClient, HTTPClient, OpenAIClient
+from .providers import *  # noqa: F403
+from .errors import *  # noqa: F403
+from .wire import *  # noqa: F403
+from .anthropic_wire import *  # noqa: F403
+from .transport import *  # noqa: F403
+from .cassettes import *  # noqa: F403
 
 # %% auto #0
 __all__ = ['WIRES', 'client_for_model', 'register_provider', 'register_providers']
@@ -41,7 +49,7 @@ def client_for_model(model: str, **kwargs) -> HTTPClient:
     return client
 
 
-# %% ../../nbs/02_clients.ipynb #ef6961ca
+# %% ../../nbs/02_clients.ipynb #ab714300
 def register_provider(name: str, wire: str, base_url: str, key_env: str | None = None,
                       base_url_env: str | None = None, native_n: bool = True, connect: Callable | None = None) -> Provider:
     "Add (or replace) a provider usable in model strings as `name:MODEL`."
@@ -68,3 +76,12 @@ def register_providers() -> list[str]:
     return sorted(PROVIDERS)
 
 register_providers();
+
+# %% ../../nbs/02_clients.ipynb #ff449d46
+from .providers import __all__ as _providers
+from .errors import __all__ as _errors
+from .wire import __all__ as _wire
+from .anthropic_wire import __all__ as _anthropic_wire
+from .transport import __all__ as _transport
+from .cassettes import __all__ as _cassettes
+__all__ = [*globals().get('__all__', []), *_providers, *_errors, *_wire, *_anthropic_wire, *_transport, *_cassettes]  # the clients' public names, one import away

@@ -218,6 +218,9 @@ class LocalServer:
         self._start(start_timeout, extra_args or [])
 
 # %% ../../nbs/02h_local.ipynb #85016740
+from fastcore.basics import patch
+
+@patch
 def _start(self: LocalServer, timeout: float, extra: list[str]) -> None:
     self.log = tempfile.NamedTemporaryFile("w+", prefix="llama-server-", suffix=".log", delete=False)
     cmd = [str(self.program), "-m", str(self.path), "--host", "127.0.0.1", "--port", str(self.port),
@@ -238,12 +241,11 @@ def _start(self: LocalServer, timeout: float, extra: list[str]) -> None:
     except BaseException:
         self.close(); raise
 
-LocalServer._start = _start
-
 # %% ../../nbs/02h_local.ipynb #01188d45
 _LIVE: set = set()  # servers started and not yet closed
 
-def _close(self: LocalServer) -> None:
+@patch
+def close(self: LocalServer) -> None:
     "Stop the server (idempotent)."
     p, self.process = self.process, None
     _LIVE.discard(self)
@@ -254,39 +256,48 @@ def _close(self: LocalServer) -> None:
     log = getattr(self, "log", None)
     if log is not None and not log.closed: log.close(); Path(log.name).unlink(missing_ok=True)
 
-def _tail(self: LocalServer, n: int = 2000) -> str:
+@patch
+def tail(self: LocalServer, n: int = 2000) -> str:
     "The end of the server's log."
     try: self.log.flush(); return Path(self.log.name).read_text(errors="replace")[-n:]
     except (OSError, AttributeError, ValueError): return ""
 
-LocalServer.close, LocalServer.tail = _close, _tail
-LocalServer.__enter__ = lambda self: self
-LocalServer.__exit__ = lambda self, *exc: self.close()
-async def _aenter(self): return self
-async def _aexit(self, *exc): self.close()
-LocalServer.__aenter__, LocalServer.__aexit__ = _aenter, _aexit
-LocalServer.running = property(lambda self: self.process is not None and self.process.poll() is None)
-LocalServer.__repr__ = lambda self: (f"LocalServer({self.name!r}, {self.url}, slots={self.slots}, context={self.context}, "
-                                     f"{'running' if self.running else 'stopped'})")
+@patch
+def __enter__(self: LocalServer): return self
+@patch
+def __exit__(self: LocalServer, *exc): self.close()
+@patch
+async def __aenter__(self: LocalServer): return self
+@patch
+async def __aexit__(self: LocalServer, *exc): self.close()
+@patch(as_prop=True)
+def running(self: LocalServer) -> bool: return self.process is not None and self.process.poll() is None
+@patch
+def __repr__(self: LocalServer): return (f"LocalServer({self.name!r}, {self.url}, slots={self.slots}, context={self.context}, "
+                                         f"{'running' if self.running else 'stopped'})")
 
 @atexit.register
 def _close_all():
     for s in list(_LIVE): s.close()
 
 # %% ../../nbs/02h_local.ipynb #74d48e70
-LocalServer.base_url = property(lambda self: self.url + "/v1")
-LocalServer.model = property(lambda self: f"local:{self.name}@{self.base_url}")
-LocalServer.supports_tools = property(lambda self: bool((self.props.get("chat_template_caps") or {}).get("supports_tools", False)))
-LocalServer.server_slots = property(lambda self: int(self.props.get("total_slots") or self.slots))
-LocalServer.server_context = property(lambda self: int((self.props.get("default_generation_settings") or {}).get("n_ctx") or self.context))
+@patch(as_prop=True)
+def base_url(self: LocalServer) -> str: return self.url + "/v1"
+@patch(as_prop=True)
+def model(self: LocalServer) -> str: return f"local:{self.name}@{self.base_url}"
+@patch(as_prop=True)
+def supports_tools(self: LocalServer) -> bool: return bool((self.props.get("chat_template_caps") or {}).get("supports_tools", False))
+@patch(as_prop=True)
+def server_slots(self: LocalServer) -> int: return int(self.props.get("total_slots") or self.slots)
+@patch(as_prop=True)
+def server_context(self: LocalServer) -> int: return int((self.props.get("default_generation_settings") or {}).get("n_ctx") or self.context)
 
 # %% ../../nbs/02h_local.ipynb #6a10cb57
-def _count_prompt(self: LocalServer, messages: list[dict]) -> int:
+@patch
+def count_prompt(self: LocalServer, messages: list[dict]) -> int:
     "The tokens the server's chat template and tokenizer make of `messages` (OpenAI-format dicts)."
     prompt = _post(self.url + "/apply-template", {"messages": messages})["prompt"]
     return len(_post(self.url + "/tokenize", {"content": prompt, "add_special": True})["tokens"])
-
-LocalServer.count_prompt = _count_prompt
 
 # %% ../../nbs/02h_local.ipynb #6f920c15
 def serve(model: str | Path = "smollm2",  # a known model's name (see KNOWN_MODELS) or a .gguf path
@@ -364,12 +375,11 @@ class SlotRouter:
             async for item in items: yield item
 
 # %% ../../nbs/02h_local.ipynb #461f8e63
-def _router(self: LocalServer, **kw) -> SlotRouter:
+@patch
+def router(self: LocalServer, **kw) -> SlotRouter:
     "A client for this server whose calls that share a prefix go to one slot (see `SlotRouter`)."
     from reasoning_kit.models.clients import client_for_model
     return SlotRouter(client_for_model(self.model, **kw), self.server_slots)
-
-LocalServer.router = _router
 
 # %% ../../nbs/02h_local.ipynb #8872ac88
 def cli(argv: list[str]) -> int:

@@ -1,4 +1,5 @@
-"""`reasoning_kit.sweep`: one algorithm over many items, grids of configurations, Ray, plots, the best method for a budget and experiment files, imported together.
+"""`reasoning_kit.sweep`: one algorithm over many items, grids of configurations, Ray,
+plots, the best method for a budget and experiment files, imported together.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/sweeps.html.md"""
 
@@ -7,11 +8,14 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/sweeps.html.md"""
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/30f_sweeps.ipynb #53835351
-from . import grid as _grid, ray as _ray, frontier as _frontier, experiment as _experiment
+# %% ../../nbs/30f_sweeps.ipynb #722e06ab
 from .grid import *
 from .ray import *
 from .frontier import *
 from .experiment import *
+from .grid import __all__ as _grid
+from .ray import __all__ as _ray
+from .frontier import __all__ as _frontier
+from .experiment import __all__ as _experiment
 
-__all__ = [*_grid.__all__, *_ray.__all__, *_frontier.__all__, *_experiment.__all__]
+__all__ = [*_grid, *_ray, *_frontier, *_experiment]

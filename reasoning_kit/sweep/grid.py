@@ -28,9 +28,9 @@ from ..core.checks import check_int
 from .eval import is_errored, is_failed, engine_for, run_item
 
 # %% auto #0
-__all__ = ['COLUMNS', 'at_equal_budget', 'EXECUTORS', 'SweepResult', 'bootstrap_ci', 'summarize', 'pareto_front',
-           'format_summary', 'best_within_budget', 'job_log', 'run_job', 'run_workers', 'LocalExecutor',
-           'SharedRateLimits', 'sweep', 'sweep_sync']
+__all__ = ['COLUMNS', 'EXECUTORS', 'SweepResult', 'bootstrap_ci', 'summarize', 'pareto_front', 'format_summary',
+           'best_within_budget', 'job_log', 'run_job', 'run_workers', 'LocalExecutor', 'SharedRateLimits', 'sweep',
+           'sweep_sync']
 
 # %% ../../nbs/30a_sweep.ipynb #5405fe31
 COLUMNS = ["config", "item", "correct", "answer", "status", "calls", "cached", "resumed", "tokens_in", "tokens_out",
@@ -151,7 +151,6 @@ def best_within_budget(result: SweepResult, a: str | list[str], b: str | list[st
                     "difference": sa["accuracy"] - sb["accuracy"], "ci_low": lo, "ci_high": hi})
     return out
 
-at_equal_budget = best_within_budget  # the old name: it never meant that both sides spend the same
 
 # %% ../../nbs/30a_sweep.ipynb #d8aa2d51
 def _recorded(configs: dict[str, Algorithm], inputs: list[dict], budget: Budget | None, seed: int) -> dict:

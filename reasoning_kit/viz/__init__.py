@@ -1,4 +1,5 @@
-"""`reasoning_kit.viz`: the stepper, every algorithm's picture and the HTML page, imported together.
+"""`reasoning_kit.viz`: the stepper, every algorithm's
+picture and the HTML page, imported together.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/viz.html.md"""
 
@@ -7,11 +8,16 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/viz.html.md"""
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/29a_viz.ipynb #9000f866
-from . import html as _html, views as _views, stepper as _stepper, export as _export
+# %% ../../nbs/29a_viz.ipynb #7501dad3
 from .html import *
 from .views import *
 from .stepper import *
+from .compare import *
 from .export import *
+from .html import __all__ as _html
+from .views import __all__ as _views
+from .stepper import __all__ as _stepper
+from .compare import __all__ as _compare
+from .export import __all__ as _export
 
-__all__ = [*_html.__all__, *_views.__all__, *_stepper.__all__, *_export.__all__]
+__all__ = [*_html, *_views, *_stepper, *_compare, *_export]

@@ -1,4 +1,5 @@
-"""Open any run in a notebook and step through it event by event, with the algorithm's own picture of its state beside the event.
+"""Open any run in a notebook and step through it event by event,
+with the algorithm's own picture of its state beside the event.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/stepper.html.md"""
 
@@ -24,17 +25,9 @@ from .html import (FRAME_CSS, GRAPH_MARK, NO_DOT, STYLESHEET, Frame, capture_gra
 from .views import Jump, View, generic_view, matcher, reply_text, says, state_table, tie_note, view, view_for, views
 from fastcore.basics import patch
 
-_all_ = ["FRAME_CSS", "GRAPH_MARK", "NO_DOT", "STYLESHEET", "capture_graphs", "Frame", "Graph", "camera", "current_point", "dot_available", "effect_html", "esc", "event_html", "fields_html", "frame_html",
-         "message_html", "shorten", "to_html", "usage_html", "Jump", "View", "generic_view", "matcher", "reply_text", "says",
-         "state_table", "tie_note", "view",
-         "view_for", "views"]  # re-exported: `from reasoning_kit.viz import Graph, view` as before
 
 # %% auto #0
-__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'HIDE_STATIC', 'StepReducer', 'BadLogError', 'read_log', 'Stepper', 'Compare', 'FRAME_CSS',
-           'GRAPH_MARK', 'NO_DOT', 'STYLESHEET', 'capture_graphs', 'Frame', 'Graph', 'camera', 'current_point',
-           'dot_available', 'effect_html', 'esc', 'event_html', 'fields_html', 'frame_html', 'message_html', 'shorten',
-           'to_html', 'usage_html', 'Jump', 'View', 'generic_view', 'matcher', 'reply_text', 'says', 'state_table',
-           'tie_note', 'view', 'view_for', 'views']
+__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'HIDE_STATIC', 'StepReducer', 'BadLogError', 'read_log', 'Stepper']
 
 # %% ../../nbs/22_stepper.ipynb #20d22a25
 class StepReducer(RunReducer):
@@ -458,100 +451,4 @@ def _schedule(self: Stepper, delay: float = 0.05):
 def close(self: Stepper):
     "Stop following the log."
     if self._unsubscribe is not None: self._unsubscribe(); self._unsubscribe = None
-
-
-# %% ../../nbs/22_stepper.ipynb #e47708e8
-class Compare:
-    "Two runs of the same task side by side, aligned by the algorithm's steps."
-    def __init__(self, a, b,  # two runs: anything a Stepper takes
-                 labels: tuple[str, str] | None = None):  # a heading for each side
-        self.sides = [x if isinstance(x, Stepper) else Stepper(x) for x in (a, b)]
-        self.labels = labels or ("A", "B")
-        self.step = 0
-        self._ends = [self._step_ends(s) for s in self.sides]
-        self.diff = diff(self.sides[0].log, self.sides[1].log)  # where the runs part, and what differs (`reasoning_kit.diff`)
-
-    def _step_ends(self, s: Stepper) -> list[int]:
-        "The index of the event that ends each step, and the run's last event."
-        pred = matcher(s.view.step or ("llm.result", "llm.error"))
-        ends = [i for i, e in enumerate(s.events) if pred(e)]
-        return ends + [len(s.events) - 1] if not ends or ends[-1] != len(s.events) - 1 else ends
-
-    @property
-    def steps(self) -> int: return max(len(e) for e in self._ends)
-    def position(self, j: int) -> list[int]:
-        "The event index each side shows at step `j`."
-        return [ends[min(j, len(ends) - 1)] for ends in self._ends]
-
-# %% ../../nbs/22_stepper.ipynb #8950558d
-@patch(as_prop=True)
-def departure(self: Compare) -> int | None:
-    "The first step at which either side has reached the event where the runs part (None: the runs are the same)."
-    if self.diff.same: return None
-    return next((j for j in range(self.steps) if any(i >= self.diff.at for i in self.position(j))), self.steps - 1)
-
-@patch
-def to_departure(self: Compare) -> Compare:
-    "Move to the step where the runs part."
-    if self.departure is not None: self.step = self.departure
-    if getattr(self, "slider", None) is not None: self.slider.value = self.step
-    return self
-
-
-# %% ../../nbs/22_stepper.ipynb #9ef3f015
-@patch
-def diff_html(self: Compare) -> str:
-    "One paragraph: where the runs part, what each decided from there, and the totals."
-    d: RunDiff = self.diff
-    if d.same: return "<div><i>the runs are the same</i></div>"
-    ev = lambda e: "(ended)" if e is None else f"{e.kind} {e.key or ''}".strip()
-    rows = [f"they part at event {d.at + 1} (step {self.departure}): {esc(ev(d.first[0]))} | {esc(ev(d.first[1]))}"]
-    rows += [f"{esc(k)}: {len(a)} vs {len(b)} events" for k, (a, b) in list(d.decisions.items())[:6]]
-    rows += [f"{esc(k)}: {esc(shorten(a, 60))} → {esc(shorten(b, 60))}" for k, (a, b) in d.result.items()]
-    rows += [f"{k}: {a:g} → {b:g}" for k, (a, b) in d.totals.items() if a != b]
-    return f'<div class="rk-diff" style="font-size:12px;color:#333">{" · ".join(rows)}</div>'
-
-
-# %% ../../nbs/22_stepper.ipynb #6b00fb52
-@patch
-def html(self: Compare, j: int | None = None) -> str:
-    j = self.step if j is None else j
-    cols = []
-    for lab, s, i in zip(self.labels, self.sides, self.position(j)):
-        cols.append(f'<div style="flex:1;min-width:0;overflow:auto"><div><b>{esc(lab)}</b> '
-                    f'<small>event {i + 1} of {len(s)}</small></div>{s.usage_html(i)}{s.picture(i)}</div>')
-    return (f'<div class="rk-compare" style="{FRAME_CSS}"><div>step <b>{j}</b> of {self.steps - 1}</div>{self.diff_html()}'
-            f'<div style="display:flex;gap:16px;align-items:flex-start">{"".join(cols)}</div></div>')
-
-
-# %% ../../nbs/22_stepper.ipynb #32f209b2
-@patch
-def widget(self: Compare):
-    import ipywidgets as W
-    if getattr(self, "ui", None) is not None: return self.ui
-    self.slider = W.IntSlider(value=self.step, min=0, max=max(self.steps - 1, 0), description="step")
-    self.pane = W.HTML(HIDE_STATIC + self.html())
-    def move(ch): self.step = ch["new"]; self.pane.value = HIDE_STATIC + self.html()
-    self.slider.observe(move, "value")
-    self.part_button = W.Button(description="⤓ where they part", tooltip="the step where the runs part (reasoning_kit.diff)",
-                                disabled=self.diff.same, layout=W.Layout(width="auto"))
-    self.part_button.on_click(lambda _: self.to_departure())
-    self.ui = W.VBox([W.HBox([self.slider, self.part_button]), self.pane]); return self.ui
-
-@patch
-def _repr_html_(self: Compare): return self.html()
-
-
-# %% ../../nbs/22_stepper.ipynb #5a3f271a
-@patch
-def _repr_mimebundle_(self: Compare, include=None, exclude=None):
-    "The widget where a front end can show it, the comparison as HTML everywhere else."
-    return {**self.widget()._repr_mimebundle_(), "text/html": self.html()}
-
-@patch
-def _ipython_display_(self: Compare):
-    "In a notebook: the comparison as static HTML (for nbconvert and GitHub), then the widget, which hides it where it runs."
-    from IPython.display import display
-    display({"text/html": f'<div class="rk-static">{self.html()}</div>', "text/plain": "Compare"}, raw=True)
-    display(self.widget())
 
