@@ -181,3 +181,12 @@ def test_the_root_holds_only_faces_and_the_command_line():
 def test_every_module_is_at_most_550_lines():
     long = {str(p.relative_to(ROOT)): n for p in PKG.rglob("*.py") if p.name != "_modidx.py" and (n := len(p.read_text().splitlines())) > 550}
     assert not long, long
+
+
+def test_the_root_exports_the_quickstart_and_every_algorithm():
+    import reasoning_kit, reasoning_kit.algos as algos
+    from reasoning_kit.engine import Algorithm
+    classes = {n for n in dir(algos) if isinstance(getattr(algos, n), type) and issubclass(getattr(algos, n), Algorithm) and getattr(algos, n) is not Algorithm}
+    assert {"BestOfN", "MCTS", "TreeOfThoughts", "SelfConsistency"} <= classes
+    assert classes <= set(reasoning_kit.__all__), classes - set(reasoning_kit.__all__)
+    for n in reasoning_kit.__all__: assert getattr(reasoning_kit, n) is not None

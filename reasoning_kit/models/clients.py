@@ -15,7 +15,7 @@ from .core import register_model_provider
 from . import stream as _stream  # noqa: F401  (adds `stream` to the clients)
 from typing import Callable
 
-from .providers import PROVIDERS, Provider, llama_server_connect, parse_model, settings
+from .providers import PROVIDERS, Provider, add_provider, parse_model, settings
 from .transport import AnthropicClient, HTTPClient, OpenAIClient
 from .providers import *  # noqa: F403
 from .errors import *  # noqa: F403
@@ -52,22 +52,11 @@ def client_for_model(model: str, **kwargs) -> HTTPClient:
 # %% ../../nbs/02_clients.ipynb #ab714300
 def register_provider(name: str, wire: str, base_url: str, key_env: str | None = None,
                       base_url_env: str | None = None, native_n: bool = True, connect: Callable | None = None) -> Provider:
-    "Add (or replace) a provider usable in model strings as `name:MODEL`."
-    if wire not in ("openai", "anthropic"): raise ValueError(f"wire must be 'openai' or 'anthropic', not {wire!r}")
-    PROVIDERS[name] = p = Provider(name, wire, base_url.rstrip("/"), key_env, base_url_env, native_n, connect)
+    "Add (or replace) a provider usable in model strings as `name:MODEL`: its endpoint in `PROVIDERS`, its clients in the registry."
+    p = add_provider(name, wire, base_url, key_env, base_url_env, native_n, connect)
     register_model_provider(name, client_for_model)  # so LLMHandler("NAME:MODEL") finds it
     return p
 
-for _p in [("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
-           ("anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-           ("openrouter", "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
-           ("vllm", "openai", "http://127.0.0.1:8000/v1", "VLLM_API_KEY"),
-           ("ollama", "openai", "http://127.0.0.1:11434/v1", None),
-           ("lmstudio", "openai", "http://127.0.0.1:1234/v1", None),
-           ("litellm", "openai", "http://127.0.0.1:4000/v1", "LITELLM_API_KEY")]:
-    register_provider(*_p)
-
-register_provider("llamacpp", "openai", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", connect=llama_server_connect)  # accepts n, under-reports its usage
 
 # %% ../../nbs/02_clients.ipynb #d3ac8c47
 def register_providers() -> list[str]:

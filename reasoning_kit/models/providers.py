@@ -17,8 +17,8 @@ from .core import Usage
 
 # %% auto #0
 __all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'PRICES_AS_OF', 'PRICES_SOURCE', 'PRICES', 'Provider', 'llama_server_connect',
-           'ModelRef', 'parse_model', 'wire_model', 'Settings', 'Price', 'set_price', 'price_for', 'cost_of', 'Secret',
-           'scrub', 'SECRET_NAME', 'known_secrets', 'scrub_known']
+           'add_provider', 'ModelRef', 'parse_model', 'wire_model', 'Settings', 'Price', 'set_price', 'price_for',
+           'cost_of', 'Secret', 'scrub', 'SECRET_NAME', 'known_secrets', 'scrub_known']
 
 # %% ../../nbs/02a_providers.ipynb #29a8e638
 @dataclass(frozen=True)
@@ -38,6 +38,23 @@ def llama_server_connect(ref: ModelRef, **kwargs) -> dict:
     "llama-server reports one choice's tokens for n > 1: its clients recount every choice with the server's tokenizer."
     kwargs.setdefault("server_tokenizer", True); return kwargs
 
+def add_provider(name: str, wire: str, base_url: str, key_env: str | None = None,
+                 base_url_env: str | None = None, native_n: bool = True, connect: Callable | None = None) -> Provider:
+    "Add (or replace) a provider's endpoint in `PROVIDERS`; `models.clients.register_provider` also makes its model strings resolve."
+    if wire not in ("openai", "anthropic"): raise ValueError(f"wire must be 'openai' or 'anthropic', not {wire!r}")
+    PROVIDERS[name] = p = Provider(name, wire, base_url.rstrip("/"), key_env, base_url_env, native_n, connect)
+    return p
+
+for _p in [("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+           ("anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+           ("openrouter", "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+           ("vllm", "openai", "http://127.0.0.1:8000/v1", "VLLM_API_KEY"),
+           ("ollama", "openai", "http://127.0.0.1:11434/v1", None),
+           ("lmstudio", "openai", "http://127.0.0.1:1234/v1", None),
+           ("litellm", "openai", "http://127.0.0.1:4000/v1", "LITELLM_API_KEY")]:
+    add_provider(*_p)
+
+add_provider("llamacpp", "openai", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", connect=llama_server_connect)  # accepts n, under-reports its usage
 
 # %% ../../nbs/02a_providers.ipynb #f3c46c01
 @dataclass(frozen=True)
