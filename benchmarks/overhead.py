@@ -239,7 +239,8 @@ from reasoning_kit.algos import TreeOfThoughts
 from reasoning_kit.core.events import Log, _loads, fold  # _loads: the per-line reader's JSON parser (orjson, or json without it)
 from reasoning_kit.core import events as _events
 _lines_of = getattr(_events, "_lines_of", None)  # the one-pass parse Log.read makes first (msgspec), None without msgspec
-from reasoning_kit.models import Choice, FakeLLMClient, LLMHandler, LLMRequest, LLMResponse, Message, Usage, log_form, trusted_builder
+from reasoning_kit.models import Choice, FakeLLMClient, LLMHandler, LLMRequest, LLMResponse, Message, Usage, log_form
+from reasoning_kit.core._trusted import trusted_builder
 from reasoning_kit.engine import Algorithm, Engine, RunReducer
 
 DEPTH, WIDTH, BRANCHING = 3, 5, 5

@@ -4,7 +4,8 @@ import json
 from hypothesis import example, given, settings, strategies as st
 
 from reasoning_kit.core.events import Event, Log, LogFormatError, _careful, _header
-from reasoning_kit.models import Choice, LLMRequest, LLMResponse, Message, ToolCall, Usage, log_form, trusted
+from reasoning_kit.models import Choice, LLMRequest, LLMResponse, Message, ToolCall, Usage, log_form
+from reasoning_kit.core._trusted import trusted
 
 text = st.text(max_size=8)
 jsonish = st.recursive(st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=True) | text,
@@ -131,7 +132,7 @@ fields = {"role": st.sampled_from(["user", "assistant"]), "content": st.none() |
 @given(st.fixed_dictionaries({"role": fields["role"]}, optional={k: v for k, v in fields.items() if k != "role"}))
 def test_a_trusted_builder_builds_what_validation_builds(values):
     "Same fields, same defaults (fresh ones from factories), same fields set, for any subset of the fields given."
-    from reasoning_kit.models import trusted_builder
+    from reasoning_kit.core._trusted import trusted_builder
     built, valid = trusted_builder(Message)(**values), Message(**values)
     assert built == valid and built.model_fields_set == valid.model_fields_set and list(built.__dict__) == list(valid.__dict__)
     assert built.model_dump(exclude_unset=True) == valid.model_dump(exclude_unset=True)

@@ -17,7 +17,8 @@ from fastcore.basics import patch
 
 from .common import apply_events
 from ..core.events import Event
-from ..models.core import LLMRequest, Message, trusted_builder
+from ..models.core import LLMRequest, Message
+from ..core._trusted import trusted_builder
 from ..engine import Algorithm, BudgetExhausted, Cancelled, Context, EffectFailed, Status
 from ..core.checks import check_bool, check_choice, check_float, check_int, check_str
 

@@ -28,7 +28,8 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict
 
 from ..core.events import SCHEMA_VERSION, Event, Events, Log
-from ..models.core import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_form, log_form, trusted_builder
+from ..models.core import LLMRequest, LLMResponse, Message, ToolCall, Usage, from_log_form, log_form
+from ..core._trusted import trusted_builder
 from .state import (Algorithm, BudgetExhausted, Cancelled, EffectFailed, RunReducer, RunState, Status,
                                         algorithm_of, fold_run)
 from .budget import Admission, Budget

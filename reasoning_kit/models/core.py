@@ -19,10 +19,9 @@ from pydantic import BaseModel, Field, ValidationError, model_serializer
 
 # %% auto #0
 __all__ = ['Role', 'FinishReason', 'MODEL_PROVIDERS', 'PROVIDER_GROUP', 'ToolCall', 'Message', 'drop_empty', 'system', 'user',
-           'assistant', 'tool_result', 'ToolSpec', 'LLMRequest', 'Usage', 'Choice', 'LLMResponse', 'trusted_builder',
-           'trusted', 'log_form', 'from_log_form', 'StructuredOutputError', 'structured', 'parse_as', 'TextDelta',
-           'ToolCallDelta', 'LLMClient', 'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler',
-           'with_call_ids']
+           'assistant', 'tool_result', 'ToolSpec', 'LLMRequest', 'Usage', 'Choice', 'LLMResponse', 'log_form',
+           'from_log_form', 'StructuredOutputError', 'structured', 'parse_as', 'TextDelta', 'ToolCallDelta',
+           'LLMClient', 'register_model_provider', 'load_providers', 'resolve_model', 'LLMHandler', 'with_call_ids']
 
 # %% ../../nbs/01_llm.ipynb #d59dbaaa
 Role = Literal["system", "user", "assistant", "tool"]
@@ -135,38 +134,7 @@ class LLMResponse(BaseModel):
     def finish_reason(self) -> FinishReason: return self.choices[0].finish_reason
 
 # %% ../../nbs/01_llm.ipynb #07c6fcab
-_BUILDERS: dict[type, Callable] = {}  # model class -> its trusted builder
-_new = object.__new__
-_fields_set, _extra, _private = pydantic_slot_setters  # pydantic's own slots, set without a lookup
-_UNSET = object()  # a field that was not given
-
-def _builder_source(cls: type[BaseModel]) -> tuple[str, dict]:
-    name, fs = cls.__name__, cls.model_fields
-    env = {"_new": _new, "_fs": _fields_set, "_ex": _extra, "_pr": _private, "_U": _UNSET, "_cls": cls}
-    lines = [f"def trusted_{name}(*, {''.join(f'{n}=_U, ' for n in fs)}**_x):",
-             f"    if _x: raise TypeError(f'trusted: {name} has no field {{sorted(_x)}}')",
-             "    _m = _new(_cls); _d = _m.__dict__; _s = set()"]  # filled in place, in field order: its keys shared with every other instance's
-    for n, f in fs.items():
-        if f.is_required(): missing = f"raise TypeError(\"trusted: {name} needs {n!r}\")"
-        elif f.default_factory is not None: env[f"_F_{n}"] = f.default_factory; missing = f"_d[{n!r}] = _F_{n}()"
-        else: env[f"_D_{n}"] = f.default; missing = f"_d[{n!r}] = _D_{n}"
-        lines += [f"    if {n} is _U: {missing}", f"    else: _d[{n!r}] = {n}; _s.add({n!r})"]
-    lines += ["    _fs(_m, _s); _ex(_m, None); _pr(_m, None)",
-              "    return _m"]
-    return "\n".join(lines) + "\n", env
-
-def trusted_builder(cls: type[BaseModel]) -> Callable[..., BaseModel]:
-    "The function `trusted(cls, **values)` calls: `cls`'s fields as keyword arguments, written once per class."
-    b = _BUILDERS.get(cls)
-    if b is None:
-        if cls.__private_attributes__ or cls.model_config.get("extra") == "allow": raise TypeError(f"trusted: {cls.__name__} has private or extra fields")
-        source, env = _builder_source(cls)
-        exec(source, env); b = _BUILDERS[cls] = env[f"trusted_{cls.__name__}"]
-    return b
-
-def trusted(cls: type[BaseModel], /, **values) -> BaseModel:
-    "A `cls` from `values` that are already valid (built here, or validated once): no validation, no copies."
-    return (_BUILDERS.get(cls) or trusted_builder(cls))(**values)
+from ..core._trusted import trusted, trusted_builder  # the fast path, explained in 00e_trusted
 
 _request_t, _message_t, _choice_t, _usage_t, _response_t = map(trusted_builder, (LLMRequest, Message, Choice, Usage, LLMResponse))  # for the hot paths
 

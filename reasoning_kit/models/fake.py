@@ -14,7 +14,8 @@ from typing import Any, Callable
 from fastcore.basics import patch
 
 from .core import (Choice, FinishReason, LLMRequest, LLMResponse, Message, ToolCall,
-                                    Usage, assistant, trusted, trusted_builder)
+                                    Usage, assistant)
+from ..core._trusted import trusted, trusted_builder
 
 # %% auto #0
 __all__ = ['reply', 'text', 'tool_call', 'takes_key', 'FakeLLMClient', 'capped']
