@@ -174,6 +174,6 @@ def test_the_entry_point_resolves_to_the_clients_registrar():
 
 def test_the_split_package_still_exports_every_public_name():
     import reasoning_kit.models.clients as clients
-    before = ['PROVIDERS', 'settings', 'PRICES', 'RETRY_STATUSES', 'Provider', 'register_provider', 'ModelRef', 'parse_model', 'wire_model', 'Secret', 'Settings', 'Price', 'set_price', 'price_for', 'cost_of', 'ClientError', 'APIError', 'MissingKey', 'ConnectionFailed', 'CallTimeout', 'MalformedResponse', 'StreamTruncated', 'parse_retry_after', 'backoff', 'RateLimiter', 'openai_body', 'parse_arguments', 'parse_openai', 'anthropic_body', 'parse_anthropic', 'sse_events', 'OpenAIStream', 'AnthropicStream', 'HTTPClient', 'PooledTransport', 'OpenAIClient', 'AnthropicClient', 'client_for_model']
+    before = ['PROVIDERS', 'settings', 'PRICES', 'RETRY_STATUSES', 'Provider', 'register_provider', 'ModelRef', 'parse_model', 'wire_model', 'Settings', 'Price', 'set_price', 'price_for', 'cost_of', 'ClientError', 'APIError', 'MissingKey', 'ConnectionFailed', 'CallTimeout', 'MalformedResponse', 'StreamTruncated', 'parse_retry_after', 'backoff', 'RateLimiter', 'openai_body', 'parse_arguments', 'parse_openai', 'anthropic_body', 'parse_anthropic', 'sse_events', 'OpenAIStream', 'AnthropicStream', 'HTTPClient', 'PooledTransport', 'OpenAIClient', 'AnthropicClient', 'client_for_model']
     ns = {}; exec("from reasoning_kit.models.clients import *", ns)
     assert [n for n in before if n not in ns] == [] and all(hasattr(clients, n) for n in before)

@@ -23,17 +23,13 @@ from ..engine import Algorithm, BudgetExhausted, Cancelled, Context, EffectFaile
 from ..core.checks import check_bool, check_choice, check_float, check_int, check_str
 
 # %% auto #0
-__all__ = ['ThoughtNode', 'ToTState', 'TreeOfThoughts', 'final_beam', 'NoThoughts', 'PROPOSER_PROMPT', 'PROPOSER_LIST_PROMPT',
-           'EVALUATOR_PROMPT', 'VOTER_PROMPT', 'SYNTHESIZER_PROMPT', 'HOOKS', 'default_prompts', 'parse_score',
-           'ToTPrompts']
+__all__ = ['ThoughtNode', 'ToTState', 'TreeOfThoughts', 'final_beam', 'NoThoughts']
 
 # %% ../../nbs/14_tot.ipynb #0c46faca
 from .tot_prompts import (
     EVALUATOR_PROMPT, HOOKS, PROPOSER_LIST_PROMPT, PROPOSER_PROMPT, SYNTHESIZER_PROMPT, VOTER_PROMPT,
     ToTPrompts, default_prompts, evaluator_prompt_for, parse_score)
 
-_all_ = ["PROPOSER_PROMPT", "PROPOSER_LIST_PROMPT", "EVALUATOR_PROMPT", "VOTER_PROMPT", "SYNTHESIZER_PROMPT",  # importable from here,
-         "HOOKS", "default_prompts", "parse_score", "ToTPrompts"]  # as they always were
 
 # %% ../../nbs/14_tot.ipynb #f10f0828
 @dataclass(slots=True, kw_only=True)

@@ -66,7 +66,7 @@ from ..core.checks import check_float, check_int
 from .session import INDEX, Session, SessionBudgetSpent, SessionBusy, SessionChanged, SessionLocked
 
 # %% auto #0
-__all__ = ['APIError', 'http_params', 'narrows', 'RunServer', 'make_app', 'is_loopback', 'serve', 'env_secrets', 'scrub']
+__all__ = ['APIError', 'http_params', 'narrows', 'RunServer', 'make_app', 'is_loopback', 'serve']
 
 # %% ../../nbs/32_server.ipynb #7316c2c9
 class APIError(Exception):
@@ -76,7 +76,6 @@ class APIError(Exception):
 
 # %% ../../nbs/32_server.ipynb #dbd8c52b
 from ..core.secrets import env_secrets, scrub_json as scrub  # defined once, in reasoning_kit.core.secrets
-_all_ = ["env_secrets", "scrub"]
 
 # %% ../../nbs/32_server.ipynb #1581aceb
 def _takes_code(p: inspect.Parameter) -> bool:

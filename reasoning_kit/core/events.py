@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 # %% auto #0
 __all__ = ['SCHEMA_VERSION', 'DURABILITY', 'pydantic_slot_setters', 'LOG_FORMAT', 'TORN', 'Event', 'Events', 'Log', 'packed_part',
-           'LogFormatError', 'LogLocked', 'Reducer', 'fold', 'Timeline', 'Shape', 'pack', 'unpack']
+           'LogFormatError', 'LogLocked', 'Reducer', 'fold', 'Timeline']
 
 # %% ../../nbs/00_events.ipynb #19079dba
 SCHEMA_VERSION = 1  # bump when the meaning of a stored event changes; old logs must still fold
@@ -48,7 +48,6 @@ class Event(BaseModel):
 # %% ../../nbs/00_events.ipynb #c5e63df5
 from ._packed import Shape, pack, unpack
 
-_all_ = ["Shape", "pack", "unpack"]  # importable from here, as they always were
 
 # %% ../../nbs/00_events.ipynb #092ef718
 class Events(Sequence):

@@ -18,7 +18,7 @@ from .core import Usage
 # %% auto #0
 __all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'PRICES_AS_OF', 'PRICES_SOURCE', 'PRICES', 'Provider', 'llama_server_connect',
            'add_provider', 'ModelRef', 'parse_model', 'wire_model', 'Settings', 'Price', 'set_price', 'price_for',
-           'cost_of', 'Secret', 'scrub', 'SECRET_NAME', 'known_secrets', 'scrub_known']
+           'cost_of']
 
 # %% ../../nbs/02a_providers.ipynb #29a8e638
 @dataclass(frozen=True)
@@ -88,7 +88,6 @@ def wire_model(model: str | None) -> str | None:
 
 # %% ../../nbs/02a_providers.ipynb #d1570c14
 from ..core.secrets import Secret  # what a secret is: reasoning_kit.core.secrets
-_all_ = ["Secret"]
 
 @dataclass
 class Settings:
@@ -100,12 +99,10 @@ settings = Settings()
 
 # %% ../../nbs/02a_providers.ipynb #48fd4c4a
 from ..core.secrets import scrub
-_all_ = ["scrub"]
 
 # %% ../../nbs/02a_providers.ipynb #1c75bdce
 from ..core.secrets import SECRET_NAME, add_key_names, known_secrets, scrub_known
 add_key_names(lambda: (p.key_env for p in PROVIDERS.values()))  # every provider's key variable holds a secret
-_all_ = ["SECRET_NAME", "known_secrets", "scrub_known"]
 
 # %% ../../nbs/02a_providers.ipynb #71d0bd62
 @dataclass(frozen=True)
