@@ -6,7 +6,8 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reasoning_kit.algos.debate import Debate, DebateState, extract_answer, majority
+from reasoning_kit.algos.debate import Debate, DebateState
+from reasoning_kit.algos.common import extract_answer, majority
 from reasoning_kit.core.events import Log, Timeline
 from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Budget, RunReducer, Status, fold_run
