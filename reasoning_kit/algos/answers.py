@@ -22,8 +22,8 @@ def _check_kind(who: str, kind) -> str:
     return kind
 
 # %% auto #0
-__all__ = ['KINDS', 'fold', 'words_to_number', 'tidy', 'normalize', 'Extracted', 'extract', 'Votes', 'extract_all', 'vote',
-           'read_verdict', 'read_score']
+__all__ = ['KINDS', 'fold', 'words_to_number', 'tidy', 'normalize', 'Extracted', 'extract', 'Votes', 'is_number', 'question_kind',
+           'extract_all', 'vote', 'read_verdict', 'read_score']
 
 # %% ../../nbs/09_answers.ipynb #bec23094
 _MINUS = dict.fromkeys(map(ord, "\u2212\u2012\u2013\u2014\ufe63\uff0d"), "-")
@@ -264,18 +264,24 @@ class Votes(dict):
         "The winner's share of the votes cast."
         return self[self.winner] / sum(self.values()) if self else None
 
-def _is_number(answer: str | None) -> bool: return answer is not None and _ONLY.fullmatch(answer) is not None
+def is_number(answer: str | None) -> bool:
+    "Whether a normalised answer is a number (with its unit, if kept)."
+    return answer is not None and _ONLY.fullmatch(answer) is not None
+
+def question_kind(answers, kind: str = "auto") -> str:
+    "The kind a question's replies are read with: \"number\" when `kind` is \"auto\" and at least half the `answers` given are numbers, else `kind`."
+    given = [a for a in answers if a is not None]
+    return "number" if kind == "auto" and given and 2 * sum(map(is_number, given)) >= len(given) else kind
 
 def extract_all(replies,  # the replies to one question (str), Extracted answers, or None for a missing reply
                 kind: str = "auto", units: bool = False,
                 question: str | None = None,  # the question: a reply that only repeats its numbers abstains
                 ) -> list[Extracted]:
-    "Every reply read; `kind=\"auto\"` is decided for the question: if at least half the answers are numbers, a reply without one abstains."
+    "Every reply read; `kind=\"auto\"` is decided for the question (`question_kind`): if it is numbers, a reply without one abstains."
     _check_kind("extract_all", kind)
     got = [r if isinstance(r, Extracted) else extract(r, kind, units, question) for r in replies]
-    answered = [e.answer for e in got if e.answer is not None]
-    if kind != "auto" or not answered or 2 * sum(map(_is_number, answered)) < len(answered): return got
-    return [e if e.answer is None or _is_number(e.answer) else extract(e.raw, "number", units, question) for e in got]
+    if question_kind([e.answer for e in got], kind) == kind: return got
+    return [e if e.answer is None or is_number(e.answer) else extract(e.raw, "number", units, question) for e in got]
 
 def vote(replies,  # replies (str), Extracted answers, or None for a missing reply
          kind: str = "auto", units: bool = False,
