@@ -286,3 +286,45 @@ def test_real_replies_that_restate_the_question_abstain_and_the_vote_keeps():
     right = lambda q: sum(majority([extract(r, question=t["task"] if q else None).answer for r in t["replies"]])[0] == t["truth"]  # noqa: E731
                           for t in tasks)
     assert right(True) >= right(False)
+
+
+def debate_sums_replies():
+    "489 distinct SmolLM2 replies (debaters, judges, SelfConsistency samples) to 30 one-digit sums, collected for issue 43."
+    import json
+    from pathlib import Path
+    return json.loads((Path(__file__).parent / "fixtures" / "smollm2_debate_sums.json").read_text())["replies"]
+
+
+def test_real_replies_abstain_only_on_the_question_s_numbers_and_answer_only_what_they_write():
+    import re
+    from reasoning_kit.algos.answers import fold
+    rows = debate_sums_replies()
+    got = [(r, extract(r["reply"], question=r["task"])) for r in rows]
+    written = lambda s: set(re.findall(r"\d+(?:\.\d+)?", fold(s).replace(",", "")))  # noqa: E731
+    for r, e in got:
+        if e.how == "question's numbers":  # abstained: every number it writes is one of the question's
+            assert e.answer is None and written(r["reply"]) <= written(r["task"]), r
+        elif e.answer is not None and e.how != "number words" and re.fullmatch(r"\d+", e.answer):
+            assert e.answer in written(r["reply"]), (r, e)  # a number answer is one the reply wrote
+    assert sum(e.how == "question's numbers" for _, e in got) >= 15  # 22 when collected
+    assert sum(e.answer is not None for _, e in got) >= 0.8 * len(got)  # most replies still answer
+    by_task = {}
+    for r in rows:
+        if r["role"] == "debater": by_task.setdefault(r["task"], []).append(r["reply"])
+    for task, replies in by_task.items():  # per question: once most answers are numbers, a sentence never votes
+        answers = [e.answer for e in extract_all(replies, question=task)]
+        given = [a for a in answers if a is not None]
+        if given and 2 * sum(re.fullmatch(r"-?\d+(\.\d+)?", a) is not None for a in given) >= len(given):
+            assert all(re.fullmatch(r"-?\d+(\.\d+)?", a) for a in given), (task, answers)
+
+
+@pytest.mark.parametrize("task, reply, answer", [  # read by hand, from the fixture above
+    ("What is 1 + 2? Reply with the number.", "To add 1 and 2, you simply add them together.", None),
+    ("What is 3 + 2? Reply with the number.", 'The answer to this classic puzzle is "3".', "3"),  # stated, if wrong
+    ("What is 3 + 1? Reply with the number.", "The answer to this question is: 3.", "3"),
+    ("What is 5 + 6? Reply with the number.", "I'm ready to help. Now, I'll provide 5 + 6 as the answer.", None),
+    ("What is 7 + 6? Reply with the number.", "A question about 7 + 6.", None),
+    ("What is 6 + 2? Reply with the number.", "The answer is 6, but in this scenario, 6 + 2 is actually 8.", "8"),
+])
+def test_real_replies_read_by_hand(task, reply, answer):
+    assert extract(reply, question=task).answer == answer

@@ -60,7 +60,9 @@ _WORD_RUN = re.compile(r"\b(?:minus\s+)?(?:(?:" + "|".join(list(_SMALL) + list(_
 
 def words_to_number(words: str) -> int | None:
     "The number that English number words spell (`'twenty-one'` -> 21), or None if they are not only that."
-    toks = [t for t in re.split(r"[\s-]+", words.strip().lower()) if t and t != "and"]
+    raw = [t for t in re.split(r"[\s-]+", words.strip().lower()) if t]
+    if any(t == "and" and (i == 0 or raw[i - 1] not in _SCALES) for i, t in enumerate(raw)): return None  # "three and one" is two numbers
+    toks = [t for t in raw if t != "and"]
     neg = bool(toks) and toks[0] == "minus"; toks = toks[neg:]
     if not toks or any(t not in _SMALL and t not in _SCALES for t in toks): return None
     total = cur = 0
@@ -95,7 +97,7 @@ def _stated(text: str) -> tuple[str, str] | None:
 # %% ../../nbs/09_answers.ipynb #1991401a
 _FRAC = re.compile(r"\\[dt]?frac\{\s*(-?\d+)\s*\}\{\s*(\d+)\s*\}")
 _CONCLUDE = re.compile(r"(?:=|≈|\b(?:is|are|equals|equal\s+to|makes?|gives|get|got|be|was|totals?|total\s+of)\b)"
-                       r"[\s*_`$(]*(?=[-.]?\d)", re.I)
+                       r"[\s*_`$(\"'“‘:]*(?=[-.]?\d)", re.I)
 _OPERATION = re.compile(r"\s*(?:[-+*/x×÷^=]|plus|minus|times)\s*[-.]?\d", re.I)
 _UNIT = re.compile(r"\s*(%|[^\W\d_]{1,15}(?:/[^\W\d_]{1,6})?)(?=[\s.!?,;:)*_`\"']*$)")
 _NOT_BEFORE = re.compile(r"(?:\bnot|\bisn'?t|\bwasn'?t|\brather\s+than|\binstead\s+of)[\s*_`$(]*$", re.I)
