@@ -226,7 +226,7 @@ async def demo(logs: str | None = None, out=None) -> list:
 # %% ../nbs/34_cli.ipynb #47c4e07d
 def parser() -> argparse.ArgumentParser:
     "The command line's arguments."
-    p = argparse.ArgumentParser(prog="reasoning-kit", description="Read reasoning_kit run logs, or run an offline demo.")
+    p = argparse.ArgumentParser(prog="reasoning-kit", description="Read, view and compare reasoning_kit run logs, run experiment files and an offline demo, and serve a local model.")
     sub = p.add_subparsers(dest="command", required=True)
     ev = sub.add_parser("events", help="one line per event: seq, kind, key, short data")
     ev.add_argument("log", help="a run's log (JSON Lines)")

@@ -206,3 +206,13 @@ def test_kill_9_then_resume_asks_nothing_answered_again(tmp_path_factory, kill_a
     answered, out, client = crash_then_resume(path, "test_best_of_n", kill_at, make, model, handlers)
     assert out.status == FULL.status and out.value == FULL.value
     assert set(out.asked_keys).isdisjoint(answered) and client.calls == FULL.calls - len(answered)
+
+
+def test_a_verifier_name_is_checked_as_soon_as_it_can_be():
+    "What can never be a check name fails at construction; a name with no check fails at run start, before any call (issue 43)."
+    import pytest
+    for bad in ("LLM", " llm", "is_12\n", "x" * 101):
+        with pytest.raises(ValueError, match="BestOfN: verifier="):
+            BestOfN(verifier=bad)
+    out, client = run_scripted(BestOfN(verifier="nosuch", samples=2), lambda r: text("Answer: 12"), task="6 x 2?")
+    assert out.status == Status.FAILED and client.calls == 0 and "'nosuch'" in out.error and "\n" not in out.error

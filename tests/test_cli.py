@@ -222,3 +222,41 @@ def test_a_big_log_is_streamed_not_read_whole(tree_lines, tmp_path):
             assert _json.loads(big.stdout)["answer"] == _json.loads(small.stdout)["answer"]
         else:
             assert big.stdout.count("\n") == n
+
+
+# --- serve from the terminal: one line that names the cause (issue 43) ----------------------------
+
+
+def test_serve_on_a_busy_port_says_so_in_one_line_before_starting_anything(capsys):
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0)); s.listen()
+        port = s.getsockname()[1]
+        assert main(["serve", "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"port {port} on 127.0.0.1 is in use" in err and err.startswith("reasoning-kit serve: ")
+
+
+def test_serve_names_a_bad_option_once(capsys):
+    assert main(["serve", "--slots", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err == "reasoning-kit serve: slots must be 1 to 64, got 0\n"
+
+
+def test_every_serve_option_has_help_and_the_description_is_current(capsys):
+    import pytest
+    with pytest.raises(SystemExit): main(["serve", "--help"])
+    out = capsys.readouterr().out
+    for opt in ("--slots", "--port", "--context", "--threads"):
+        line = next(l for l in out.splitlines() if l.strip().startswith(opt))
+        assert len(line.split(opt.upper().lstrip("-"), 1)[-1].strip()) > 10, line  # a help text after the metavar
+    with pytest.raises(SystemExit): main(["--help"])
+    assert "serve a local model" in capsys.readouterr().out
+
+
+def test_a_server_that_exits_is_explained_by_its_error_line():
+    from reasoning_kit.models.local import _cause
+    log = "\n".join(["build: 1 (abc)", "system info: n_threads = 2", "main: loading model",
+                     "couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080", "main: exiting due to HTTP server error", ""])
+    assert _cause(log) == "couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080"
+    assert _cause("") == "its log is empty" and _cause("a\nb\n") == "b"

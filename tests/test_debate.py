@@ -225,7 +225,9 @@ def test_lone_survivor_stops_the_rounds():
     assert out.status == Status.PARTIAL and client.calls == 4  # round 0 and the judge; no one to debate with
     assert out.failed_calls and set(out.failed_calls) <= {e.key for e in out.log if e.kind == "llm.error"}  # the lost calls are named
     assert out.state.algo.stopped_early and out.value["rounds"] == 0
-    assert out.value["answer"] == "9" and out.value["judged"]
+    # the judge's 9 is no agent's answer: it is ignored (issue 43) and the lone survivor's 12 wins the vote
+    assert out.value["answer"] == "12" and not out.value["judged"]
+    assert out.state.algo.judge_ignored == {"answer": "9", "text": "Answer: 9", "candidates": ["12"]}
 
 
 def test_every_agent_failing_in_a_round_fails_the_debate():
@@ -363,7 +365,7 @@ def make_fixture():  # run once by hand to write the frozen v0.1 log
 
 def test_frozen_v0_1_log_keeps_folding_to_the_same_state():
     texts = read_fixture("debate")[1]["state"]["texts"]  # the result now shows the raw replies too
-    state, expected = check_fixture("debate", Debate, {"state": {"trimmed": []}, "result": {"texts": texts}})  # status, state and result
+    state, expected = check_fixture("debate", Debate, {"state": {"trimmed": [], "judge_ignored": None}, "result": {"texts": texts}})  # status, state and result
     assert expected["result"]["answers"][1] == ["12", "12", None] and expected["result"]["dropped"] == [2]
 
 
@@ -434,3 +436,52 @@ def test_peer_chars_is_checked_at_construction():
     for bad in (99, 20001, 2.5, "600", None):
         with pytest.raises(ValueError, match="peer_chars"):
             Debate(peer_chars=bad)
+
+
+# --- the judge chooses among the agents' answers; a numeric question's sentences abstain (issue 43) ---------
+
+AGENT_REPLIES = st.one_of(st.integers(0, 20).map(lambda k: f"3 + 5 = {k}"), st.integers(0, 20).map(lambda k: f"Answer: {k}"),
+                          st.sampled_from(["You simply add them together.", "I am not sure.", "To add 3 + 5, add them.",
+                                           "The sum of two numbers is their total."]))
+JUDGE_REPLIES = st.one_of(AGENT_REPLIES, st.sampled_from(["They all agree.", "Agent 2 is right.\nAnswer: the second one",
+                                                          "The answer is eleven.", "No answer here"]))
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(AGENT_REPLIES, min_size=3, max_size=3), JUDGE_REPLIES)
+def test_the_judge_only_chooses_among_the_agents_answers(replies, ruling):
+    def model(request):
+        if request.role == "judge": return text(ruling)
+        return text(replies[int(system_of(request).split("agent ")[1][0]) - 1])
+
+    out, client = run_scripted(Debate(agents=3, rounds=0), model, task="What is 3 + 5? Reply with the number.")
+    s, answers = out.state.algo, out.value["answers"][0]
+    given = [a for a in answers if a is not None]
+    assert out.value["answer"] is None or out.value["answer"] in given  # never an answer no agent gave
+    if sum(a.isdigit() for a in given) * 2 >= len(given) > 0:  # a numeric question: the answers are numbers or abstentions
+        assert all(a.isdigit() for a in given) and (out.value["answer"] is None or out.value["answer"].isdigit())
+    kinds = [e.kind for e in out.log if e.kind in ("debate.judged", "debate.judge_ignored", "debate.judge_failed", "debate.tallied")]
+    assert kinds in (["debate.judged"], ["debate.judge_ignored", "debate.tallied"], ["debate.judge_failed", "debate.tallied"])
+    assert out.value["judged"] == (kinds == ["debate.judged"])
+    if s.judge_ignored: assert s.judge_ignored["answer"] not in given and s.judge_ignored["candidates"] == list(dict.fromkeys(given))
+    again, silent = run_scripted(Debate(agents=3, rounds=0), lambda r: 1 / 0, task="What is 3 + 5? Reply with the number.", replay=out.log)
+    assert silent.calls == 0 and again.value == out.value and again.state.algo == s  # replay sends nothing, decides the same
+
+
+def test_three_agents_say_9_and_a_judge_that_says_11_is_ignored():
+    def model(request):
+        return text("I think 4 + 5 is 11.\nAnswer: 11" if request.role == "judge" else "4 + 5 = 9")
+    out, _ = run_scripted(Debate(), model, task="What is 4 + 5? Reply with the number.")
+    assert (out.value["answer"], out.value["judged"], out.value["votes"]) == ("9", False, {"9": 3})
+    assert out.state.algo.judge_ignored["answer"] == "11" and out.status == Status.OK
+    ev = next(e for e in out.log if e.kind == "debate.judge_ignored")
+    assert ev.data["candidates"] == ["9"] and ev.data["text"].endswith("Answer: 11")
+
+
+def test_a_sentence_abstains_when_the_others_give_numbers():
+    def model(request):
+        if request.role == "judge": return text("Agent 1 explains it best.\nAnswer: You simply add them together")
+        return text("You simply add them together." if "agent 1." in system_of(request) else "4 + 5 = 9")
+    out, _ = run_scripted(Debate(rounds=0), model, task="What is 4 + 5? Reply with the number.")
+    assert out.value["answers"] == [[None, "9", "9"]] and out.value["answer"] == "9"
+    assert not out.value["judged"]  # the judge named no number: it abstained (judge_failed), the vote decided

@@ -280,3 +280,10 @@ def test_a_token_budget_never_goes_over_and_is_used(server, tokens):
     spent = out.state.tokens
     assert spent <= tokens, f"spent {spent} of {tokens}"
     assert spent >= 0.9 * tokens, f"spent only {spent} of {tokens}"
+
+
+def test_serve_leaves_cores_for_others_by_default(monkeypatch):
+    "threads=None: half the cores this process may use, at least one (issue 43: all of 2 cores fell to 2 tokens/s beside other work)."
+    for cores, threads in ((1, 1), (2, 1), (3, 1), (8, 4), (64, 32)):
+        monkeypatch.setattr(local.os, "sched_getaffinity", lambda pid, n=cores: set(range(n)))
+        assert local.default_threads() == threads

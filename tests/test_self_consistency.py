@@ -305,3 +305,20 @@ def test_a_parse_function_is_used_as_given_and_kind_is_checked():
         SelfConsistency(kind="integer")
     with pytest.raises(ValueError, match="units must be True or False"):
         SelfConsistency(units="yes")
+
+
+# --- what a reply concludes, per question (issue 43) ---------------------------------------------
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 9), st.integers(1, 9), st.integers(0, 3), st.sampled_from(["separate", "n"]))
+def test_replies_that_only_restate_the_question_do_not_vote_for_an_operand(a, b, restating, mode):
+    "SmolLM2 on 'What is 6 + 7?' answered 7 with two votes: 'To add 6 + 7, you simply add them together.' twice."
+    replies = [f"To add {a} + {b}, you simply add them together."] * restating + ["I like sums."] + [f"{a} + {b} = {a + b}"] * (4 - restating)
+    it = iter(replies)
+    out, _ = run_scripted(SelfConsistency(samples=5, mode=mode), lambda r: text(next(it)),
+                          task=f"What is {a} + {b}?")
+    # the restatements abstain (no operand votes) and so does the sentence (most answers are numbers)
+    assert out.value["answer"] == str(a + b) and out.value["votes"] == {str(a + b): 4 - restating}
+    again, silent = run_scripted(SelfConsistency(samples=5, mode=mode), lambda r: 1 / 0, task=f"What is {a} + {b}?", replay=out.log)
+    assert silent.calls == 0 and again.value == out.value

