@@ -17,7 +17,7 @@ from reasoning_kit.models import FakeLLMClient, LLMHandler
 from reasoning_kit.models.fake import text
 from reasoning_kit.engine import Engine, Status, fold_run
 
-from _support import system_of, user_of
+from _support import run, system_of, user_of
 
 SOME = settings(max_examples=40, deadline=None)
 
@@ -177,3 +177,40 @@ def test_cancel_after_the_end_changes_nothing():
             return out, await run
     out, again = asyncio.run(go())
     assert out.status == again.status == Status.OK and out.value["answer"] == "1"
+
+
+def test_ctrl_c_in_a_script_is_one_traceback_that_names_the_cause(tmp_path):
+    "A real SIGINT while run_sync waits on a model: one KeyboardInterrupt, not asyncio's CancelledError chained to it."
+    import os, signal, subprocess, sys, textwrap, time
+    script = tmp_path / "slow.py"
+    script.write_text(textwrap.dedent("""
+        import asyncio, sys
+        from reasoning_kit import Engine, FakeLLMClient, LLMHandler, SelfConsistency
+        async def slow(request):
+            print("asked", flush=True); await asyncio.sleep(3600)
+        engine = Engine(); LLMHandler(FakeLLMClient(slow)).attach(engine)
+        engine.run_sync(SelfConsistency(samples=2, mode="separate"), {"task": "6 + 7?"}, log=sys.argv[1])
+    """))
+    log = tmp_path / "run.jsonl"
+    p = subprocess.Popen([sys.executable, str(script), str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "asked"  # the run is waiting on its model
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode != 0 and err.count("Traceback") == 1 and "CancelledError" not in err, err
+    assert err.strip().splitlines()[-1] == "KeyboardInterrupt: the run was interrupted (Ctrl-C); its log ends with run.finished, status cancelled"
+    assert Log.read(log).events[-1].data["status"] == "cancelled"
+
+
+def test_a_run_cancelled_from_outside_shows_as_one_line_in_ipython():
+    from reasoning_kit.engine import Interrupted
+
+    async def go():
+        async with Engine() as engine:
+            LLMHandler(FakeLLMClient(lambda r: asyncio.sleep(3600))).attach(engine)
+            task = asyncio.ensure_future(engine.run(SelfConsistency(samples=2, mode="separate"), {"task": "?"}))
+            await asyncio.sleep(0.05); task.cancel()
+            try: await task
+            except asyncio.CancelledError as e: return e
+    e = run(go())
+    assert isinstance(e, Interrupted) and isinstance(e, asyncio.CancelledError)
+    assert e._render_traceback_() == [f"Interrupted: {e}"] and "cancelled from outside" in str(e)

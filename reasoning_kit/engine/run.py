@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 # %% auto #0
-__all__ = ['RUN_KEYWORDS', 'Engine', 'Run', 'Check', 'Context', 'stop_tasks', 'Outcome', 'secret_scrubber', 'open_run',
-           'other_run']
+__all__ = ['RUN_KEYWORDS', 'Engine', 'Run', 'Check', 'Context', 'stop_tasks', 'Outcome', 'Interrupted', 'secret_scrubber',
+           'open_run', 'other_run']
 
 # %% ../../nbs/03b_engine_run.ipynb #17a5fa51
 from fastcore.basics import patch
@@ -259,6 +259,11 @@ async def _main(self: Run) -> Outcome:
     except Exception as e: status, error = Status.FAILED, f"{type(e).__name__}: {e}"
     return await self._settle(status, error, outside)
 
+# %% ../../nbs/03b_engine_run.ipynb #4b50e104
+class Interrupted(asyncio.CancelledError):
+    "A run cancelled from outside: still a CancelledError for asyncio, one line for a reader."
+    def _render_traceback_(self): return [f"Interrupted: {self}"]  # IPython shows this instead of the traceback
+
 # %% ../../nbs/03b_engine_run.ipynb #b0305d3d
 @patch
 async def _settle(self: Run, status: Status, error: str | None, outside: bool) -> Outcome:
@@ -272,7 +277,7 @@ async def _settle(self: Run, status: Status, error: str | None, outside: bool) -
         elif me.cancelling(): outside, error = True, "cancelled from outside"
     if (self._cancel or outside) and status != Status.FAILED: status = Status.CANCELLED  # cancelled before the end
     out = self._finish(status, error)
-    if outside: raise asyncio.CancelledError("cancelled from outside")
+    if outside: raise Interrupted("the run was cancelled from outside (an interrupt, or its task cancelled); its log ends with run.finished, status cancelled")
     return out
 
 # %% ../../nbs/03b_engine_run.ipynb #ef2cab44
@@ -425,7 +430,10 @@ async def fork(self: Engine, source: Outcome | Log | str | Path, at: int, algori
 def run_sync(self: Engine, algorithm: Algorithm, input: dict | None = None, **kw) -> Outcome:
     "`run` for scripts without an event loop (in a notebook, `await engine.run(...)` instead)."
     try: asyncio.get_running_loop()
-    except RuntimeError: return asyncio.run(self._run_and_close(algorithm, input, **kw))
+    except RuntimeError:
+        try: return asyncio.run(self._run_and_close(algorithm, input, **kw))
+        except KeyboardInterrupt:  # asyncio chains its own CancelledError to the interrupt: one cause, said once
+            raise KeyboardInterrupt("the run was interrupted (Ctrl-C); its log ends with run.finished, status cancelled") from None
     raise RuntimeError("run_sync can't be used inside a running event loop (a notebook, an async app): "
                        "use `await engine.run(...)` there")
 
