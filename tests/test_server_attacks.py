@@ -204,7 +204,7 @@ def test_errors_never_show_absolute_paths(tmp_path):
     logs, sessions = tmp_path / "runs", tmp_path / "sessions"
     server = make_server(log_dir=logs, sessions_dir=sessions)
     sid = post(server, "/sessions", {"algorithm": "tool_loop"}).json()["id"]
-    (sessions / sid / "session.json").write_text('{"format": "reasoning_kit.apps.session", "version": 1, "algorithm": "tool_loop", '
+    (sessions / sid / "session.json").write_text('{"format": "reasoning_kit.session", "version": 1, "algorithm": "tool_loop", '
                                                 '"config": {}, "turns": [{"n": 1, "text": "x", "logs": ["../../../etc/passwd"]}]}')
     server.sessions.clear()  # as after a restart: the index is read from disk
     shutil.rmtree(logs)  # the run's log can't be created

@@ -208,7 +208,7 @@ def test_reopen_from_disk_restores_history_budgets_and_turns(tmp_path):
     assert out.value["text"] == "You are Ada." and client2.calls == 1
     assert (len(s3.turns), s3.budget, s3.messages) == (3, None, s2.messages)
     index = json.loads((tmp_path / "s" / "session.json").read_text())
-    assert index["format"] == "reasoning_kit.apps.session" and index["algorithm"] == "tool_loop" and index["config"]["max_turns"] == 4
+    assert index["format"] == "reasoning_kit.session" and index["algorithm"] == "tool_loop" and index["config"]["max_turns"] == 4
     assert [t["logs"] for t in index["turns"]] == [["turn-001.jsonl"], ["turn-002.jsonl"], ["turn-003.jsonl"]]
     for i, t in enumerate(s2.turns):  # the files are the logs, event for event
         assert Log.read(tmp_path / "s" / f"turn-{i + 1:03d}.jsonl").events == [e for e in t.log.events]
@@ -221,7 +221,7 @@ def test_open_errors_are_clear(tmp_path):
     (tmp_path / "session.json").write_text("{not json")
     with pytest.raises(ValueError, match="session.json: not valid JSON"):
         Session.open(tmp_path, engine, ToolLoop())
-    (tmp_path / "session.json").write_text(json.dumps({"format": "reasoning_kit.apps.session", "version": 99}))
+    (tmp_path / "session.json").write_text(json.dumps({"format": "reasoning_kit.session", "version": 99}))
     with pytest.raises(ValueError, match="newer than this reasoning_kit"):
         Session.open(tmp_path, engine, ToolLoop())
     with pytest.raises(TypeError, match="conversational algorithms"):
@@ -412,6 +412,6 @@ def test_an_index_naming_a_path_outside_the_session_is_refused(tmp_path):
     for bad in ["../../etc/passwd", "/etc/passwd", "sub/../../x"]:
         d = tmp_path / bad.replace("/", "_")
         d.mkdir()
-        (d / INDEX).write_text(_json.dumps({"format": "reasoning_kit.apps.session", "version": 1, "algorithm": "tool_loop", "turns": [{"n": 0, "text": "hi", "logs": [bad]}]}))
+        (d / INDEX).write_text(_json.dumps({"format": "reasoning_kit.session", "version": 1, "algorithm": "tool_loop", "turns": [{"n": 0, "text": "hi", "logs": [bad]}]}))
         with pytest.raises(ValueError, match="only file names inside the session"):
             _Session.open(d, _Engine(), _ToolLoop())
