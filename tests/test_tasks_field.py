@@ -99,3 +99,85 @@ def test_wrong_format_and_hub_without_datasets():
     try: import datasets  # noqa: F401
     except ImportError:
         with pytest.raises(ImportError, match="pip install datasets"): tasks.math500()
+
+
+# ---- experiment files and `reasoning-kit eval`
+
+SCRIPTED = '''
+import json, re
+from reasoning_kit.tasks.benchmarks import data_file
+KEY = {r["question"]: r["answer"].split("####")[-1].strip() for r in map(json.loads, open(data_file("gsm8k_format_fixture.jsonl")))}
+KEY.update({r["problem"]: r["answer"] for r in map(json.loads, open(data_file("math500_format_fixture.jsonl")))})
+WRONG = False  # the same model, one off
+
+def _task(request):
+    text = request.messages[-1].content
+    return next((q for q in KEY if q in text), None), text
+
+def model(request):
+    q, text = _task(request)
+    if q is not None: return "Answer: " + ("9999" if WRONG else KEY[q])
+    expr = re.search(r"problem: (.*?) =", text).group(1)  # reasoning-gym's chain_sum
+    return "Answer: %d" % (eval(expr) + (1 if WRONG else 0))
+'''
+
+
+def _cli(*args, cwd):
+    import os, subprocess, sys
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(__import__("pathlib").Path(__file__).parents[1]), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, "-m", "reasoning_kit", *args], capture_output=True, text=True, timeout=300, cwd=cwd, env=env)
+
+
+@pytest.mark.parametrize("wrong", [False, True])
+def test_experiment_files_run_the_field_sets_through_reasoning_kit_eval(tmp_path, wrong):
+    import shutil
+    (tmp_path / "mymodel.py").write_text(SCRIPTED.replace("WRONG = False", f"WRONG = {wrong}"))
+    shutil.copy(GSM, tmp_path / "gsm8k_test.jsonl"); shutil.copy(MATH, tmp_path / "math500.jsonl")
+    sc = {"sc-1": {"algorithm": "SelfConsistency", "samples": 1}}
+    specs = {"gym.json": {"tasks": {"reasoning_gym": {"name": "chain_sum", "size": 6, "seed": 1, "min_terms": 2, "max_terms": 3}},
+                          "check": "reasoning_gym", "model": "mymodel:model", "configs": sc},
+             "gsm.json": {"tasks": {"gsm8k": {"path": "gsm8k_test.jsonl", "size": 3}}, "check": "gsm8k", "model": "mymodel:model", "configs": sc},
+             "math.json": {"tasks": {"math500": {"path": "math500.jsonl"}}, "check": "math500", "model": "mymodel:model",
+                           "configs": {"sc-1": {**sc["sc-1"], "parse": "math500"}}}}
+    for name, spec in specs.items():
+        (tmp_path / name).write_text(json.dumps(spec))
+        out = _cli("eval", name, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        line = out.stdout.splitlines()[1]
+        assert line.startswith("sc-1") and ("0.0%" if wrong else "100.0%") in line, out.stdout
+    assert "by level:" in out.stdout and "sc-1 @ 3" in out.stdout  # MATH's levels: a table per level under the summary
+
+
+@pytest.mark.parametrize("change,says", [
+    ({"tasks": {"reasoning_gym": {"name": "chain_summ", "size": 5}}}, "gym.json: tasks.reasoning_gym: reasoning_gym: no generator named 'chain_summ' (close: chain_sum"),
+    ({"tasks": {"reasoning_gym": {"name": "chain_sum", "max_term": 3}}}, "no setting 'max_term' (did you mean 'max_terms'?)"),
+    ({"tasks": {"gsm8k": {"path": "nope.jsonl"}}}, "gym.json: tasks.gsm8k: no such file:"),
+    ({"check": "reasoning_gm"}, "gym.json: check: a task set's name such as \"game24\", or \"module:function\" (check(result, input) -> bool) (did you mean 'reasoning_gym'?)"),
+])
+def test_bad_names_and_settings_fail_before_anything_runs(tmp_path, change, says):
+    (tmp_path / "mymodel.py").write_text("def model(request): raise AssertionError('no model call may run')\n")
+    spec = {"tasks": {"reasoning_gym": {"name": "chain_sum", "size": 2}}, "check": "reasoning_gym", "model": "mymodel:model",
+            "configs": {"sc-1": {"algorithm": "SelfConsistency", "samples": 1}}, **change}
+    (tmp_path / "gym.json").write_text(json.dumps(spec))
+    out = _cli("eval", "gym.json", cwd=tmp_path)
+    assert out.returncode == 2 and says in out.stderr and "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_level_is_a_first_class_column():
+    from reasoning_kit.sweep import best_by_budget, level_summary
+    from reasoning_kit.sweep.grid import SweepResult
+    items = tasks.reasoning_gym("chain_sum", size=2, seed=0, level="easy", max_terms=2) + tasks.math500(MATH)[:2]
+    rows = [{"config": c, "item": i, "correct": (i + k) % 2 == 0, "answer": None, "status": "ok", "calls": 1 + k, "cached": 0,
+             "tokens_in": 100 * (1 + k), "tokens_out": 0, "tokens_cached": 0, "cost": 0.0, "error": None}
+            for k, c in enumerate(["a", "b"]) for i in range(len(items))]
+    res = SweepResult(config={"configs": {"a": {"algorithm": "A"}, "b": {"algorithm": "B"}}, "tasks": items}, rows=rows)
+    assert {r["bin"] for r in best_by_budget(res)} == {"easy", "1", "2"}
+    assert [(s["label"], s["level"], s["items"]) for s in level_summary(res)][:2] == [("a", "easy", 2), ("b", "easy", 2)]
+
+
+def test_parse_names_a_task_sets_answer_reader(tmp_path):
+    from reasoning_kit.sweep.experiment import load_experiment
+    spec = {"tasks": ["x"], "model": "scripted:game24", "check": "game24", "configs": {"sc": {"algorithm": "SelfConsistency", "parse": "math50"}}}
+    (tmp_path / "e.json").write_text(json.dumps(spec))
+    with pytest.raises(ValueError, match=r"configs.sc.parse: a task set's answer reader \(math500\) \(did you mean 'math500'\?\)"): load_experiment(tmp_path / "e.json")
+    assert tasks.math_answer("So. Answer: 3\\sqrt{2}") == "3\\sqrt{2}"

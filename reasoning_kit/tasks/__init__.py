@@ -9,6 +9,6 @@ __all__ = []
 
 # %% ../../nbs/20d_tasks.ipynb #29eff30c
 from .gym import reasoning_gym, check_reasoning_gym, gym_names
-from .benchmarks import gsm8k, check_gsm8k, math500, check_math500
+from .benchmarks import gsm8k, check_gsm8k, math500, check_math500, math_answer
 
-__all__ = ["reasoning_gym", "check_reasoning_gym", "gym_names", "gsm8k", "check_gsm8k", "math500", "check_math500"]
+__all__ = ["reasoning_gym", "check_reasoning_gym", "gym_names", "gsm8k", "check_gsm8k", "math500", "check_math500", "math_answer"]

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..core.checks import check_int
 
 # %% auto #0
-__all__ = ['read_records', 'data_file', 'final_number', 'gsm8k', 'check_gsm8k', 'math500', 'check_math500']
+__all__ = ['read_records', 'data_file', 'final_number', 'gsm8k', 'check_gsm8k', 'math500', 'check_math500', 'math_answer']
 
 # %% ../../nbs/20c_gsm8k_math.ipynb #a1b784b2
 def read_records(path: str | Path) -> list[dict]:
@@ -116,15 +116,33 @@ def _mv():
 
 def _timeout() -> int | None: return 5 if threading.current_thread() is threading.main_thread() else None
 
+_STATED = ("answer line", "boxed", "answer phrase")  # how `extract` found an answer the reply states
+
+def _bare(text: str) -> str | None:
+    "A reply that is only an answer (one short line, such as `3\\sqrt{2}` or `[2,5)`), without its dollar signs."
+    s = text.strip().strip("$").strip()
+    return s if s and "\n" not in s and len(s) <= 60 and len(s.split()) <= 4 else None
+
 def check_math500(answer, ctx: dict) -> tuple[bool, str]:
     "Whether `answer` states a value equivalent to MATH's answer `ctx['input']['answer']`, by math-verify."
     from reasoning_kit.algos.answers import extract
     mv, t, reply = _mv(), _timeout(), str(answer) if answer is not None else ""
     gold = mv.parse(f"${ctx['input']['answer']}$", parsing_timeout=t)
     e = extract(reply)
-    pred = mv.parse(f"${e.written}$", parsing_timeout=t) if e.how not in ("none", "last line") and e.written else []
+    said = e.written if e.how in _STATED and e.written else _bare(reply)
+    pred = mv.parse(f"${said}$", parsing_timeout=t) if said else []
     if not pred: pred = mv.parse(reply, parsing_timeout=t)
     if not gold: return False, f"math-verify could not read the answer key {ctx['input']['answer']!r}"
     if not pred: return False, "no answer found in the reply"
     ok = mv.verify(gold, pred, timeout_seconds=t)
     return ok, "correct" if ok else f"{pred[-1]!s} is not the answer"
+
+# %% ../../nbs/20c_gsm8k_math.ipynb #0f029578
+def math_answer(text: str | None) -> str | None:
+    "The answer a reply states, as written (LaTeX kept: `3\\sqrt{2}`, `[2, 5)`), for a voting algorithm's `parse=` on MATH."
+    from reasoning_kit.algos.answers import extract
+    e = extract(text)
+    if e.how in _STATED and e.written: return e.written.strip().strip("$").strip() or None
+    if _bare(str(text or "")): return _bare(str(text))
+    found = _mv().parse(str(text or ""), parsing_timeout=_timeout())  # no stated answer: what math-verify reads in the reply
+    return str(found[-1]) if found else None
