@@ -50,7 +50,9 @@ Modules:
 - `reasoning_kit.sweep.plots`: Accuracy against cost with error bars and the Pareto front, calls per item as a distribution, and per-item win/loss between two methods.
 - `reasoning_kit.sweep.ray`: The same sweep on a Ray cluster: each item a Ray task with its own Engine; rows, logs and progress come back as on one machine.
 - `reasoning_kit.tasks.arithmetic`: A small task set the package ships for measuring methods on real models: sums and products whose answers code can check exactly, at three levels a small model finds easy, harder and hard.
+- `reasoning_kit.tasks.benchmarks`: The field's two grade-school and competition math sets, read from the Hugging Face hub or from a local file in the dataset's own format, and graded as the field grades them: the number after `####`, and math-verify.
 - `reasoning_kit.tasks.game24`: The puzzle Tree of Thoughts was first shown on: an exact checker (with failure messages a model can act on), a solver, the puzzle set, and prompts of its own in the paper's format.
+- `reasoning_kit.tasks.gym`: Any of reasoning-gym's procedural generators as a task set: its items at the difficulty you set, and a check that grades with the generator's own `score_answer`.
 - `reasoning_kit.tools`: `@tool`, the registry and `ToolHandler` under the name the specification's example imports them by.
 - `reasoning_kit.validate`: `ValidationHandler` and `Verdict` under the name the specification's example imports them by.
 - `reasoning_kit.viz.best_of_n`: Every candidate of a best-of-N run with its answer and its score, the votes and summed scores, and the chosen one.

@@ -34,7 +34,7 @@ from .engine import RunReducer, algorithm_of
 
 # %% auto #0
 __all__ = ['LOCAL_COMMANDS', 'CLIError', 'iter_events', 'read_log', 'short', 'safe', 'events_lines', 'result_of', 'demo',
-           'parser', 'view', 'Stopped', 'eval_summary', 'run_eval', 'main']
+           'parser', 'view', 'Stopped', 'eval_result', 'eval_summary', 'run_eval', 'main']
 
 # %% ../nbs/34_cli.ipynb #a9ad0c31
 class CLIError(Exception):
@@ -266,14 +266,18 @@ def _stopped(exp) -> str:
     return f"stopped: {exp.finished()} of {exp.total} items are finished and kept in {d}; run the same command again to continue from there"
 
 # %% ../nbs/34_cli.ipynb #e5dad82f
-def eval_summary(file: str, progress: bool = False) -> list[dict]:
-    "`reasoning-kit eval`: check the experiment file, run its sweep, and return its summary (one dict per configuration)."
+def eval_result(file: str, progress: bool = False):
+    "`reasoning-kit eval`: check the experiment file, run its sweep, and return its SweepResult."
     from reasoning_kit.sweep.experiment import ExperimentError, load_experiment
     try: exp = load_experiment(file)
     except ExperimentError as e: raise CLIError(str(e)) from None
-    try: return exp.run(progress).summary()
+    try: return exp.run(progress)
     except KeyboardInterrupt: raise Stopped(_stopped(exp)) from None
     except (ValueError, LogFormatError, OSError) as e: raise CLIError(f"{file}: {e}") from None
+
+def eval_summary(file: str, progress: bool = False) -> list[dict]:
+    "The summary of the sweep the experiment file describes (one dict per configuration)."
+    return eval_result(file, progress).summary()
 
 def run_eval(file: str) -> str:
     "The summary table `reasoning-kit eval FILE` prints."
@@ -281,10 +285,14 @@ def run_eval(file: str) -> str:
     return format_summary(eval_summary(file))
 
 # %% ../nbs/34_cli.ipynb #60b9e758
+def _levels(res) -> int:
+    return len({str(t["level"]) for t in res.config.get("tasks", []) if isinstance(t, dict) and "level" in t})
+
 def _eval(file: str) -> int:
-    "Print the summary; exit code 1 (and a line on stderr) when a configuration's items all failed."
-    from reasoning_kit.sweep import format_summary
-    summary = eval_summary(file, progress=sys.stderr.isatty()); print(format_summary(summary))
+    "Print the summary (and, when the tasks have levels, the same per level); exit code 1 (and a line on stderr) when a configuration's items all failed."
+    from reasoning_kit.sweep import format_summary, level_summary
+    res = eval_result(file, progress=sys.stderr.isatty()); summary = res.summary(); print(format_summary(summary))
+    if _levels(res) > 1: print("\nby level:\n" + format_summary(level_summary(res)))
     dead = [f"{s['config']} ({s['items']} of {s['items']})" for s in summary if s.get("all_failed")]
     if dead: print(safe(f"reasoning-kit: error: every item failed in {', '.join(dead)}: see the table's last lines"), file=sys.stderr)
     return 1 if dead else 0

@@ -18,13 +18,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 from pydantic import ValidationError
-from .eval import on_answer
+from .eval import answer_of, on_answer
 from ..engine import Algorithm, Budget, Engine
 from .grid import SharedRateLimits, SweepResult, sweep, sweep_sync
 
 # %% auto #0
-__all__ = ['TASKS', 'ExperimentError', 'TaskSet', 'register_tasks', 'read_experiment', 'Experiment', 'load_experiment',
-           'sweep_from_file']
+__all__ = ['TASKS', 'ExperimentError', 'TaskSet', 'register_tasks', 'validated', 'read_experiment', 'Experiment',
+           'load_experiment', 'sweep_from_file']
 
 # %% ../../nbs/30e_experiment.ipynb #7cd416bd
 class ExperimentError(ValueError):
@@ -48,6 +48,7 @@ class TaskSet:
     check: Callable[[dict, dict], bool]  # check(result, input) -> correct?
     model: Callable | None = None  # a scripted model (request -> reply), for "model": "scripted:<name>"
     prompts: Any = None  # prompts for the algorithms, for "prompts": "<name>"
+    parse: Callable | None = None  # how voting algorithms read a reply's answer, for "parse": "<name>"
 
 TASKS: dict[str, TaskSet] = {}  # what experiment files can name
 
@@ -68,6 +69,27 @@ def _register_game24():
     from reasoning_kit.tasks import game24
     register_tasks(TaskSet("game24", _game24, on_answer(game24.check), model=game24.oracle, prompts=game24.prompts))
 _register_game24()
+
+# %% ../../nbs/30e_experiment.ipynb #b9733f06
+def validated(check: Callable) -> Callable[[dict, dict], bool]:
+    "A sweep's `check(result, input)` from a ValidationHandler check `(answer, ctx) -> bool | (ok, message) | Verdict`."
+    def checked(value: dict, input: dict) -> bool:
+        out = check(answer_of(value), {"input": input})
+        return bool(out[0] if isinstance(out, tuple) else getattr(out, "ok", out))
+    checked.__name__ = f"validated({getattr(check, '__name__', 'check')})"
+    return checked
+
+def _field_set(name: str) -> TaskSet:
+    "One of the field's task sets, its module imported when it is used."
+    def items(**kw): from reasoning_kit import tasks; return getattr(tasks, name)(**kw)
+    def check(value: dict, input: dict) -> bool:
+        from reasoning_kit import tasks; return validated(getattr(tasks, f"check_{name}"))(value, input)
+    def math_answer(text):
+        from reasoning_kit.tasks import math_answer; return math_answer(text)
+    items.__name__, check.__name__ = name, f"check_{name}"
+    return TaskSet(name, items, check, parse=math_answer if name == "math500" else None)
+
+for _name in ("reasoning_gym", "gsm8k", "math500"): register_tasks(_field_set(_name))
 
 # %% ../../nbs/30e_experiment.ipynb #973651c5
 _KEYS = {"configs": "a table of label -> {algorithm: NAME, ...its settings}", "tasks": 'a list of tasks, a task set with '
@@ -128,6 +150,10 @@ def _algorithm(label: str, kw: Any, tasks: dict[str, TaskSet]) -> Algorithm:
         if k not in params and k not in getattr(cls, "renames", {}):
             raise ExperimentError(f"{at}.{k}", f"not a setting of {name}{_near(k, params)}; accepted: {', '.join(params)}")
     if isinstance(kw.get("prompts"), str) and kw["prompts"] in tasks: kw["prompts"] = tasks[kw["prompts"]].prompts
+    if isinstance(kw.get("parse"), str):
+        parsers = [k for k, t in tasks.items() if t.parse is not None]
+        if kw["parse"] not in parsers: raise ExperimentError(f"{at}.parse", f"a task set's answer reader ({', '.join(parsers)}){_near(kw['parse'], parsers)}" + _got(kw["parse"]))
+        kw["parse"] = tasks[kw["parse"]].parse
     try: return cls(**kw)
     except (TypeError, ValueError, ValidationError) as e: raise ExperimentError(at, str(e).splitlines()[0][:300]) from None
 
@@ -145,13 +171,19 @@ def _imported(ref: Any, base: Path, key: str) -> Callable:
     return f
 
 # %% ../../nbs/30e_experiment.ipynb #8cdcd845
+def _keywords(ts: TaskSet, name: str, args: dict, base: Path) -> dict:
+    "A task set's keyword arguments from the file; a relative `path` is read beside the experiment file."
+    kw = {str(k): v for k, v in args.items()}
+    if isinstance(kw.get("path"), str) and not Path(kw["path"]).is_absolute(): kw["path"] = str(base / kw["path"])
+    return kw
+
 def _tasks(x: Any, tasks: dict[str, TaskSet], base: Path) -> tuple[list, TaskSet | None]:
     "The items `x` names, and the task set they came from (None for a list or your function)."
     ts = None
     if isinstance(x, dict) and len(x) == 1 and next(iter(x)) in tasks:
         (name, args), = x.items(); ts = tasks[name]
-        try: items = ts.items(*(args if isinstance(args, list) else [args]))
-        except (TypeError, ValueError) as e: raise ExperimentError(f"tasks.{name}", str(e) + _got(args)) from None
+        try: items = ts.items(**_keywords(ts, name, args, base)) if isinstance(args, dict) else ts.items(*(args if isinstance(args, list) else [args]))
+        except (TypeError, ValueError, ImportError, OSError) as e: raise ExperimentError(f"tasks.{name}", str(e).splitlines()[0][:300] + _got(args)) from None
     elif isinstance(x, str) and ":" in x: items = _imported(x, base, "tasks")()
     elif isinstance(x, list): items = x
     else:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .grid import SweepResult, bootstrap_ci
+from .grid import SweepResult, bootstrap_ci, summarize
 
 # %% auto #0
-__all__ = ['best_by_budget', 'format_budget_table', 'plot_frontier']
+__all__ = ['best_by_budget', 'format_budget_table', 'level_summary', 'plot_frontier']
 
 # %% ../../nbs/30d_best_by_budget.ipynb #4337b551
 _COST = {"calls": lambda r: r["calls"], "tokens": lambda r: r["tokens_in"] + r["tokens_out"], "cost": lambda r: r["cost"]}
@@ -35,7 +35,7 @@ def _method_of(result: SweepResult, methods) -> Callable[[str], str]:
 
 def _bin_of(result: SweepResult, bins) -> Callable[[int], str]:
     tasks = result.config.get("tasks", [])
-    if bins is None: return lambda i: "all"
+    if bins is None or (bins == "level" and not any(isinstance(t, dict) and "level" in t for t in tasks)): return lambda i: "all"
     if isinstance(bins, (list, tuple)): return lambda i: str(bins[i])
     if isinstance(bins, str): return lambda i: str(tasks[i].get(bins) if isinstance(tasks[i], dict) else None)
     if callable(bins): return lambda i: str(bins(tasks[i]))
@@ -52,7 +52,7 @@ def _margin(prof: dict, w: str, r: str, n_boot: int, seed: int) -> tuple[float, 
 
 # %% ../../nbs/30d_best_by_budget.ipynb #42025b77
 def best_by_budget(result: SweepResult, by: str = "tokens",  # "calls", "tokens" or "cost" per item
-                   bins=None,  # None, a task key ("difficulty"), a function of the task, or labels by item
+                   bins="level",  # a task key (default the tasks' "level", if any), a function of the task, labels by item, or None
                    methods=None,  # label -> method (dict or function); default: the recorded algorithm
                    n_boot: int = 1000, seed: int = 0) -> list[dict]:
     "Per bin and budget: the best method, its configuration and accuracy, the runner-up, and the margin with a bootstrap CI."
@@ -84,6 +84,15 @@ def format_budget_table(rows: list[dict]) -> str:
                         if r["runner_up"] else f"{'(none fits)':<32}{'':>8}{'':>16}"))
     return "\n".join([head] + [fmt(r) for r in rows])
 
+# %% ../../nbs/30d_best_by_budget.ipynb #7438418f
+def level_summary(result: SweepResult, bins="level", n_boot: int = 1000, seed: int = 0) -> list[dict]:
+    "`summarize`'s rows per configuration and level (the bins `best_by_budget` reads), each with its `level` and `label`."
+    bin_of, out = _bin_of(result, bins), []
+    for b in dict.fromkeys(bin_of(r["item"]) for r in result.rows):
+        out += [{**s, "label": s["config"], "config": f"{s['config']} @ {b}", "level": b}
+                for s in summarize([r for r in result.rows if bin_of(r["item"]) == b], n_boot, seed)]
+    return out
+
 # %% ../../nbs/30d_best_by_budget.ipynb #81c07042
 _LABEL = {"calls": "model calls per item", "tokens": "tokens per item", "cost": "cost per item ($)"}
 
@@ -94,7 +103,7 @@ def _pyplot():
     return plt
 
 # %% ../../nbs/30d_best_by_budget.ipynb #0a0f0315
-def plot_frontier(result: SweepResult, by: str = "tokens", bins=None, methods=None, axes=None):
+def plot_frontier(result: SweepResult, by: str = "tokens", bins="level", methods=None, axes=None):
     "Best accuracy per method against budget, one panel per bin, winners marked; returns the Figure."
     plt, rows = _pyplot(), best_by_budget(result, by, bins, methods, n_boot=1)
     names = list(dict.fromkeys(r["bin"] for r in rows))

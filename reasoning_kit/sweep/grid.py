@@ -102,17 +102,18 @@ def pareto_front(summary: list[dict], cost: str = "calls_per_item", score: str =
 
 def format_summary(summary: list[dict]) -> str:
     "The summary as a plain text table (what `reasoning-kit eval FILE` prints); a line under it for each configuration whose items all failed."
-    head = (f"{'config':<16}{'items':>6}{'accuracy':>10}{'failed':>8}{'errored':>9}{'95% CI':>12}{'calls/item':>12}"
+    w = max([16] + [len(str(s["config"])) + 2 for s in summary])  # the label column: 16 wide, wider for longer labels
+    head = (f"{'config':<{w}}{'items':>6}{'accuracy':>10}{'failed':>8}{'errored':>9}{'95% CI':>12}{'calls/item':>12}"
             f"{'cached/item':>12}{'tokens/item':>12}{'$/item':>10}")
-    lines = [head] + [f"{s['config']:<16}{s['items']:>6}{s['accuracy']:>10.1%}{s.get('failed', 0):>8}{s.get('errored', 0):>9}"
+    lines = [head] + [f"{s['config']:<{w}}{s['items']:>6}{s['accuracy']:>10.1%}{s.get('failed', 0):>8}{s.get('errored', 0):>9}"
                       f"{'%.0f%%-%.0f%%' % (100 * s['ci_low'], 100 * s['ci_high']):>12}{s['calls_per_item']:>12.1f}"
                       f"{s['cached_per_item']:>12.1f}{s['tokens_per_item']:>12.0f}{s['cost_per_item']:>10.4f}" for s in summary]
     lines += [f"{s['config']}: ALL {s['items']} ITEMS FAILED: its accuracy measures nothing; first error: {str(s['first_error'])[:200]}"
               for s in summary if s.get("all_failed")]
     prompt, cached = sum(s.get("prompt_tokens", 0) for s in summary), sum(s.get("cached_tokens", 0) for s in summary)
     for s in summary if cached else []:  # the server's prefix cache, per configuration and for the whole sweep
-        lines.append(f"{s['config']:<16} prompt tokens {s.get('prompt_tokens', 0):,}, cached {s.get('cached_tokens', 0):,}")
-    if cached: lines.append(f"{'all':<16} prompt tokens {prompt:,}, cached {cached:,} ({cached / prompt:.0%})")
+        lines.append(f"{s['config']:<{w}} prompt tokens {s.get('prompt_tokens', 0):,}, cached {s.get('cached_tokens', 0):,}")
+    if cached: lines.append(f"{'all':<{w}} prompt tokens {prompt:,}, cached {cached:,} ({cached / prompt:.0%})")
     return "\n".join(lines)
 
 # %% ../../nbs/30a_sweep.ipynb #9d6913d2
