@@ -1,6 +1,7 @@
 """The stepper and the pictures, beyond the notebooks' inline tests: every frozen log steps and draws,
 `dot` missing degrades to plain HTML, a 10,000-event log steps without refolding, live runs are
 followed, and `import reasoning_kit` stays light."""
+import re
 import asyncio
 import json
 import os
@@ -327,3 +328,10 @@ def test_tree_scores_show_on_the_0_10_scale():
     from reasoning_kit.viz.tot import node_label, score_text
     assert node_label(ThoughtNode(id="n.1", text="x", score=0.0005, status="kept")).startswith("n.1 · <0.01\n")
     assert [score_text(x) for x in (10.0, 6.5, 1 / 3)] == ["10", "6.5", "0.33"]
+
+
+def test_the_root_reads_as_the_task_in_the_prose():
+    s = Stepper(FIXTURES / "tot_v0.1.jsonl")
+    said = [s.say_html(i) for i in range(len(s))]
+    assert any("level 1: expanding the task" in x for x in said) and any("proposed under the task:" in x for x in said)
+    assert not any(re.search(r"expanding n(?![.\w])|under n:", x) for x in said)

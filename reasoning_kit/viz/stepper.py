@@ -20,8 +20,9 @@ from typing import Callable
 from ..core.events import Event, Log, LogFormatError, Timeline, fold
 from ..engine import Algorithm, Outcome, Run, RunReducer, RunState, algorithm_of
 from ..engine.timetravel import RunDiff, diff
-from .html import (FRAME_CSS, GRAPH_MARK, NO_DOT, STYLESHEET, Frame, capture_graphs, Graph, camera, current_point, dot_available, effect_html, esc, event_html, fields_html,
+from .html import (FRAME_CSS, GRAPH_MARK, NO_DOT, READABLE, STYLESHEET, readable_scale, Frame, capture_graphs, Graph, camera, current_point, dot_available, effect_html, esc, event_html, fields_html,
                                     frame_html, message_html, shorten, status_colour, to_html, usage_html)
+from .code import code_html
 from .keys import keys_widget
 from .still import in_kernel, still_svg
 from .views import Jump, View, generic_view, matcher, reply_text, says, state_table, tie_note, view, view_for, views
@@ -275,24 +276,42 @@ def usage_html(self: Stepper, i: int | None = None) -> str:
     return usage_html(self.state_at(i), self.events[i])
 
 
+# %% ../../nbs/22_stepper.ipynb #1249101f
+@patch
+def code_html(self: Stepper, i: int | None = None) -> str:
+    "The algorithm's code that produced event `i` (default: the current one), its line highlighted."
+    if not self.events: return ""
+    i = self.pos if i is None else i
+    try: return code_html(self.algorithm, self.events[i])
+    except Exception as e: return f'<div class="rk-code"><i>no code: {esc(type(e).__name__)}: {esc(e)}</i></div>'
+
+@patch
+def toggle_code(self: Stepper) -> Stepper:
+    "Show or hide the code pane (the key `c` in the widget)."
+    self.show_code = not getattr(self, "show_code", False)
+    if getattr(self, "ui", None) is not None: self.code_pane.layout.display = None if self.show_code else "none"; self.code_button.button_style = "info" if self.show_code else ""
+    self._changed(); return self
+
 # %% ../../nbs/22_stepper.ipynb #871b4400
 @patch
-def frame(self: Stepper, i: int | None = None) -> Frame:
+def frame(self: Stepper, i: int | None = None,
+          folded: bool = False) -> Frame:  # True: the picture as the widget shows it at fit (a tree too big to read, folded)
     "The step `i` (default: the current one) as static HTML: picture, event and usage."
     i = self.pos if i is None else i
     title = f"{esc(self.name)}: event {i + 1} of {len(self)}"
-    return Frame(frame_html(self.picture(i), self.event_html(i), self.usage_html(i), title))
+    return Frame(frame_html(self.view_html(i) if folded else self.picture(i), self.event_html(i), self.usage_html(i), title))
 
 # %% ../../nbs/22_stepper.ipynb #0f30282e
 @patch
 def zoom_by(self: Stepper, factor: float) -> Stepper:
     "Zoom in (`factor` > 1) or out around the current node; zoom 1 is the whole picture."
+    if factor < 1 and self.zoom <= 1: self.whole = True  # zooming out at fit: the whole tree, however small
     self.zoom = min(max(self.zoom * factor, 1.0), 16.0); self._changed(); return self
 
 @patch
 def fit(self: Stepper) -> Stepper:
     "Show the whole picture."
-    self.zoom, self.at = 1.0, None; self._changed(); return self
+    self.zoom, self.at, self.whole = 1.0, None, False; self._changed(); return self
 
 @patch
 def pan(self: Stepper, dx: float, dy: float) -> Stepper:  # fractions of the window: 0.5 moves it half its width
@@ -311,8 +330,17 @@ def centre(self: Stepper) -> Stepper:
 
 @patch
 def view_html(self: Stepper, i: int | None = None) -> str:
-    "The picture of step `i` (default: the current one) through the camera."
-    return camera(self.picture(i), self.zoom, self.at)
+    "The picture of step `i` through the camera; at fit, a tree too big to read is shown folded (`Graph.folded`), unless `whole`."
+    if self.zoom > 1 or getattr(self, "whole", False): return camera(self.picture(i), self.zoom, self.at)
+    with capture_graphs() as graphs: p = self.picture(i)
+    if not graphs or p.count(GRAPH_MARK) != len(graphs): return self.picture(i)
+    parts = p.split(GRAPH_MARK); out = [parts[0]]
+    for g, rest in zip(graphs, parts[1:]):
+        svg = g.tree_svg(); f = g.folded() if readable_scale(svg) < READABLE else None
+        if f is not None: svg = (f'<div class="rk-folded" style="font-size:12px;color:#6b7280">{len(g.nodes) - len(f.nodes)} of {len(g.nodes)} nodes '
+                                 'folded away (pruned and closed branches): <b>−</b> shows the whole tree</div>' + f.tree_svg())
+        out += [svg, rest]
+    return "".join(out)
 
 
 # %% ../../nbs/22_stepper.ipynb #fe59519a
@@ -342,6 +370,9 @@ def _build(self: Stepper):
     self.camera_buttons = [W.Button(description=d, tooltip=t, layout=lay(width="auto")) for d, t, _ in cam]
     for b, (_, _, f) in zip(self.camera_buttons, cam): b.on_click(lambda _, f=f: f())
     self.usage_pane = W.HTML()
+    self.code_pane = W.HTML(layout=lay(display=None if getattr(self, "show_code", False) else "none", margin="6px 0 0 0"))
+    self.code_button = W.Button(description="code", tooltip="the algorithm's lines that made this event (key c)", layout=lay(width="auto"))
+    self.code_button.on_click(lambda _: self.toggle_code())
     self.picture_pane = W.HTML(layout=lay(flex="3", min_width="0", overflow="auto", max_height="640px"))
     self.event_pane = W.HTML(layout=lay(flex="2", min_width="0", overflow="auto", max_height="640px",
                                         border_left="1px solid #ddd", padding="0 0 0 10px"))
@@ -354,16 +385,17 @@ def _build(self: Stepper):
     self.play.observe(self._on_play, ["value", "playing"])
     self.keys = keys_widget(self.on_key)  # ← → Home End space, when the stepper has the focus (None without anywidget)
     self.ui = W.VBox([W.HBox([self.play, self.speed, self.prev_button, self.next_button, self.slider, self.position]),
-                      W.HBox([self.jump_kind, self.jump_back, self.jump_next, self.play_next, *self.camera_buttons],
+                      W.HBox([self.jump_kind, self.jump_back, self.jump_next, self.play_next, *self.camera_buttons, self.code_button],
                              layout=lay(flex_flow="row wrap")),
                       self.usage_pane,
                       W.HBox([self.picture_pane, self.event_pane], layout=lay(align_items="flex-start")),
+                      self.code_pane,
                       *([self.keys] if self.keys is not None else [])])
     for w, c in ((self.ui, "rk-stepper"), (self.slider, "rk-slider"), (self.play, "rk-play"), (self.prev_button, "rk-prev"),
                  (self.next_button, "rk-next"), (self.jump_kind, "rk-jump-kind"), (self.jump_back, "rk-jump-back"),
                  (self.jump_next, "rk-jump-next"), (self.position, "rk-position"), (self.usage_pane, "rk-usage-pane"),
                  (self.picture_pane, "rk-picture-pane"), (self.event_pane, "rk-event-pane"), (self.speed, "rk-speed"),
-                 (self.play_next, "rk-play-next"), *((b, f"rk-camera-{k}") for k, b in enumerate(self.camera_buttons))): w.add_class(c)  # for browser tests and CSS
+                 (self.play_next, "rk-play-next"), (self.code_pane, "rk-code-pane"), (self.code_button, "rk-code-button"), *((b, f"rk-camera-{k}") for k, b in enumerate(self.camera_buttons))): w.add_class(c)  # for browser tests and CSS
     self._listeners.append(self._redraw)
     self._redraw()
     return self.ui
@@ -377,7 +409,8 @@ def _redraw(self: Stepper):
         if w.max != n: w.max = n  # (while playing to a target, play's end stays at the target)
     if self.slider.value != self.pos: self.slider.value = self.pos
     if self.play.value != self.pos and self.pos <= self.play.max: self.play.value = self.pos
-    for pane, html_ in ((self.usage_pane, HIDE_STILL + self.usage_html()), (self.picture_pane, self.view_html()), (self.event_pane, self.event_html())):
+    code = (self.code_pane, self.code_html()) if getattr(self, "show_code", False) else (self.code_pane, self.code_pane.value)
+    for pane, html_ in ((self.usage_pane, HIDE_STILL + self.usage_html()), (self.picture_pane, self.view_html()), (self.event_pane, self.event_html()), code):
         if pane.value != html_: pane.value = html_
     live = ' <span style="color:#dc2626">● live</span>' if self._live() else ""
     self.position.value = f"<b>{self.pos + 1 if self.events else 0}</b> / {len(self.events)}{live}"  # last: the panes are already sent
@@ -392,7 +425,7 @@ def widget(self: Stepper):
 @patch
 def still(self: Stepper, i: int | None = None) -> str:
     "The frame of step `i` (default: the current one) as an SVG image: what a notebook keeps, and shows without a kernel."
-    try: return still_svg(self.frame(i).html)
+    try: return still_svg(self.frame(i, folded=True).html)
     except ValueError as e: return still_svg(f"<b>{esc(self.caption(i))}</b><div>(no picture: {esc(e)})</div>")
 
 @patch
@@ -417,7 +450,7 @@ def _ipython_display_(self: Stepper):
     if not in_kernel(): return
     try: w = self.widget()
     except ImportError: return
-    display({**w._repr_mimebundle_(), "text/plain": self.caption()}, raw=True)  # its text is the caption, never `VBox(children=...`
+    display({**w._repr_mimebundle_(), "text/plain": self.caption()}, raw=True)  # its text is the caption, never the widget's own `VBox(...)` text
 
 
 # %% ../../nbs/22_stepper.ipynb #b14308ee
