@@ -41,6 +41,9 @@ def refresh(paths: list[Path]) -> int:
         for path in paths:
             text = path.read_text(encoding="utf-8"); nb = json.loads(text); before = n
             for c in nb["cells"]:
+                outs = c.get("outputs", [])  # an empty result after a still (a display hook that displayed it itself) is dropped
+                c_outs = [o for k, o in enumerate(outs) if not (o.get("data") == {} and k and 'rk-still' in "".join(outs[k - 1].get("data", {}).get("image/svg+xml", "")))]
+                if "outputs" in c: c["outputs"] = c_outs
                 for o in c.get("outputs", []):
                     d = o.get("data", {})
                     svg = "".join(d.get("image/svg+xml", ""))

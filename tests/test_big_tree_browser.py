@@ -36,4 +36,10 @@ def test_a_50_node_tree_at_fit_keeps_readable_labels(tmp_path):
                               " return [s.right, r.right, p.scrollWidth, p.clientWidth] }")
             assert box[0] <= box[1] + 0.5 or box[2] > box[3], box  # the drawing ends inside the pane, or the pane scrolls to it: no clipped column
             pg.screenshot(path=str(SHOTS / "tree_50_nodes_page.png"))
+            small = Stepper(Path(__file__).parent / "fixtures" / "tot_v0.1.jsonl").save_html(tmp_path / "tot.html")
+            pg.goto(small.as_uri()); pg.wait_for_function("() => window.rkReady !== undefined")
+            pg.keyboard.press("Home"); [pg.keyboard.press("ArrowRight") for _ in range(3)]; pg.keyboard.press("c")  # event 4: the first prompt
+            assert "Make 24 from 3, 3, 8, 8\n\nNo steps yet." in pg.inner_text("#rk-event")  # the prompt keeps its line breaks
+            assert pg.locator("#rk-code .rk-code-hit").is_visible() and "ctx.llm(" in pg.inner_text("#rk-code .rk-code-hit")  # the page's code pane
+            pg.screenshot(path=str(SHOTS / "page_code_pane.png"))
         finally: b.close()

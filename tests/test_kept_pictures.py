@@ -53,3 +53,7 @@ def test_the_stills_open_at_the_run_end():
             if text(o.get("data", {}).get("text/plain", "")).startswith("Stepper:")]
     m = re.match(r"Stepper: tree_of_thoughts, event (\d+) of (\d+)", caps[0])
     assert m and m[1] == m[2], caps
+
+
+def test_no_empty_output_follows_a_still():
+    assert [nb.name for nb in NBS for _, o in outputs(nb) if o.get("output_type") in ("execute_result", "display_data") and o.get("data") == {}] == []

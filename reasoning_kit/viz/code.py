@@ -72,8 +72,23 @@ def code_site(algorithm, event: Event) -> tuple[str, int] | None:
             text = "\n".join(lines[a:b]); score = sum(w in text for w in words)
             if not whole: score += sum((1 if v is None else -1) for k, v in event.data.items() if f"{k}=None" in text)  # `winner=None` is the line of a run without one
             if best is None or score > best[0]: best = (score, i)
-        if best is not None: return m, best[1]
+        if best is not None: return _caller(algorithm, m, best[1], words) if whole else (m, best[1])
     return None
+
+def _caller(algorithm, module: str, i: int, words: set[str]) -> tuple[str, int]:
+    "A helper that makes every model call (`_ask(..., key=...)`): the line that called it for this key, if one can be told."
+    lines = source_lines(module); a, _ = function_around(lines, i)
+    d = next((j for j in range(a, i + 1) if _DEF.match(lines[j])), a)
+    name = re.match(r"\s*(?:async\s+)?def\s+(\w+)", lines[d])[1]
+    if name == "run" or "key" not in lines[d]: return module, i  # not a helper handed the key
+    best = None
+    for m in modules_of(algorithm):
+        L = source_lines(m)
+        for j, l in enumerate(L):
+            if f"{name}(" not in l or _DEF.match(l): continue
+            x, y = function_around(L, j); score = sum(w in "\n".join(L[x:y]) for w in words)
+            if score and (best is None or score > best[0]): best = (score, m, j)
+    return (best[1], best[2]) if best else (module, i)
 
 
 # %% ../../nbs/22c_code.ipynb #c29a67d5

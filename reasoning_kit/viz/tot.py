@@ -114,7 +114,7 @@ def tree_summary(s: ToTState, run: RunState | None = None) -> str:
     "One line of HTML: level, beam, pending candidates, and the ending."
     depth = s.settings.get("depth", "?")
     if not s.nodes: return "<div><i>the search has not started</i></div>"
-    beam = ", ".join(f"{i} ({score_text(s.nodes[i].score)})" if s.nodes[i].score is not None else i for i in s.beam if i != "n") or "the root"
+    beam = ", ".join(f"{i} ({score_text(s.nodes[i].score)})" if s.nodes[i].score is not None else i for i in s.beam if i != "n") or "the task"
     waiting = sum(1 for i in s.candidates if s.nodes[i].score is None)
     pruned = sum(1 for n in s.nodes.values() if n.status == "pruned")
     parts = [f"level <b>{s.level}</b> of {depth}", f"beam: <b>{esc(beam)}</b>", f"{len(s.nodes) - 1} nodes, {pruned} pruned"]
