@@ -40,6 +40,6 @@ def test_a_50_node_tree_at_fit_keeps_readable_labels(tmp_path):
             pg.goto(small.as_uri()); pg.wait_for_function("() => window.rkReady !== undefined")
             pg.keyboard.press("Home"); [pg.keyboard.press("ArrowRight") for _ in range(3)]; pg.keyboard.press("c")  # event 4: the first prompt
             assert "Make 24 from 3, 3, 8, 8\n\nNo steps yet." in pg.inner_text("#rk-event")  # the prompt keeps its line breaks
-            assert pg.locator("#rk-code .rk-code-hit").is_visible() and "ctx.llm(" in pg.inner_text("#rk-code .rk-code-hit")  # the page's code pane
+            assert pg.locator("#rk-code .rk-code-hit").is_visible() and "_ask(" in pg.inner_text("#rk-code .rk-code-hit")  # the page's code pane: the call for this key
             pg.screenshot(path=str(SHOTS / "page_code_pane.png"))
         finally: b.close()

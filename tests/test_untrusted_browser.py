@@ -155,14 +155,15 @@ def test_the_widget_steps_with_its_own_keys_in_jupyterlab(lab):
             pg.locator(".rk-picture-pane").click(position={"x": 20, "y": 20})
             for key, want in (("ArrowLeft", "54 / 55"), ("ArrowLeft", "53 / 55"), ("ArrowRight", "54 / 55"), ("Home", "1 / 55"), ("End", "55 / 55")):
                 pg.keyboard.press(key)
-                pg.wait_for_function(f"() => document.querySelector('.rk-stepper .rk-position').innerText.includes({want!r})", timeout=20_000)
+                pg.wait_for_function(f"() => document.querySelector('.rk-stepper .rk-position').innerText.trim().startsWith({want!r})", timeout=20_000)
             assert pg.locator(".rk-stepper").is_visible() and pg.locator(".jp-MarkdownCell").count() == 1  # nothing folded away
             pg.keyboard.press("ArrowLeft"); pg.keyboard.press("c")
             pg.wait_for_selector(".rk-code-pane .rk-code-hit", state="visible", timeout=20_000)
             assert "ctx.emit" in pg.locator(".rk-code-pane .rk-code-hit").inner_text() or "def run(" in pg.locator(".rk-code-pane .rk-code-hit").inner_text()
             pg.keyboard.press("Home")
             for _ in range(3): pg.keyboard.press("ArrowRight")  # event 4: the first prompt, whose lines are apart
-            pg.wait_for_function("() => document.querySelector('.rk-stepper .rk-position').innerText.includes('4 / 55')", timeout=20_000)
+            pg.wait_for_function("() => document.querySelector('.rk-stepper .rk-position').innerText.trim().startsWith('4 / 55')", timeout=20_000)
+            pg.wait_for_function("() => document.querySelector('.rk-event-pane').innerText.includes('No steps yet.')", timeout=20_000)
             assert "Make 24 from 3, 3, 8, 8\n\nNo steps yet." in pg.locator(".rk-event-pane").inner_text()  # the prompt keeps its line breaks
             pg.locator(".rk-stepper").scroll_into_view_if_needed(); time.sleep(0.5)
             SHOTS.mkdir(exist_ok=True); pg.screenshot(path=str(SHOTS / "jupyterlab_widget_code_pane.png"), full_page=True)
