@@ -8,6 +8,7 @@ and its usual theme fetches web fonts, which this site must not do (no external 
 """
 project = "reasoning_kit"
 author = "reasoning_kit developers"
+copyright = "2026, the reasoning_kit developers"  # without it the footer read "Copyright ©" and nothing
 extensions = ["myst_nb"]
 root_doc = "index"
 exclude_patterns = ["md/**", "_build", "**.ipynb_checkpoints"]

@@ -31,6 +31,25 @@ def reading_order(nbs: Path) -> list[Path]:
     return sorted(nbs.glob("*.ipynb"), key=lambda p: (p.stem != "index", p.stem))
 
 
+GROUPS = ["core", "models", "engine", "effects", "algos", "tasks", "viz", "sweep", "apps", "experiments"]  # the layers, then the experiments
+IMPORT = re.compile(r"^\s*(from\s+\S+\s+import\b|import\s|\)|[\w\s,()]*,?\s*(#.*)?$)")
+
+
+def group_of(nb: dict, stem: str, before: str | None) -> str | None:
+    "The package folder a notebook's module is in; a notebook without one of its own (a face, a companion) goes with the one before; experiments last."
+    for c in nb["cells"]:
+        m = re.search(r"#\|\s*default_exp\s+(\S+)", "".join(c["source"]) if isinstance(c["source"], list) else c["source"])
+        if m and m[1].split(".")[0] in GROUPS: return m[1].split(".")[0]
+        if m and m[1] == "__main__": return "apps"  # the command line sits on top of the apps
+    return "experiments" if re.match(r"4\d", stem) else before
+
+
+def only_imports(src: str) -> bool:
+    "A cell of nothing but imports (the module's import block): the page starts with prose, not with it."
+    lines = [l for l in src.splitlines() if l.strip()]
+    return bool(lines) and all(IMPORT.match(l) for l in lines)
+
+
 def directives(src: str) -> tuple[set[str], str]:
     "The `#| ...` directives at the top of a cell, and the source without them."
     lines, names = src.splitlines(), set()
@@ -58,7 +77,9 @@ def cells_of(nb: dict) -> list[dict]:
         if c["cell_type"] != "code": out.append({**c, "source": src}); continue
         names, body = directives(src)
         if names & {"hide", "default_exp"} or not body.strip(): continue
-        if names & {"export", "exports", "exporti"}: out.append({**c, "source": body}); continue
+        if names & {"export", "exports", "exporti"}:
+            if not only_imports(body): out.append({**c, "source": body})
+            continue
         example, tests = split_tests(body, bool(c.get("outputs")))
         if example: out.append({**c, "source": example, "metadata": {**c.get("metadata", {}), "tags": []}})
         if tests: out.append({**c, "id": f"{c.get('id', 'cell')}-test" if example else c.get("id", "cell"), "source": tests,
@@ -79,21 +100,26 @@ def markdown_of(cells: list[dict]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def front_page(readme: str, pages: dict[str, str]) -> str:
-    "The README, each notebook named in backticks linked to its page, and the site's table of contents."
+def front_page(readme: str, pages: dict[str, str], groups: dict[str, str | None] | None = None) -> str:
+    "The README, each notebook named in backticks linked to its page, and the site's table of contents, grouped by the package's folders."
     def link(m):
         stem = m.group(1)
         return f"[`{stem}`]({pages[stem]}.ipynb)" if stem in pages else m.group(0)
     body = re.sub(r"`([0-9]{2}[a-z]?_[a-z0-9_]+|index)`", link, readme)
-    toc = "\n".join(f"{pages[s]}" for s in pages)
-    return body + f"\n\n```{{toctree}}\n:hidden:\n:maxdepth: 1\n\n{toc}\n```\n"
+    groups = groups or {}
+    tocs, order = {}, []
+    for stem, page in pages.items():
+        g = groups.get(stem) or "start"
+        if g not in tocs: order.append(g); tocs[g] = []
+        tocs[g].append(page)
+    return body + "".join(f"\n\n```{{toctree}}\n:hidden:\n:maxdepth: 1\n:caption: {g}\n\n" + "\n".join(tocs[g]) + "\n```\n" for g in order)
 
 
 def prepare(out: Path, nbs: Path = ROOT / "nbs", readme: Path = ROOT / "README.md") -> list[str]:
     "Write the site's sources into `out` (emptied first); returns the page names in reading order."
     if out.exists(): shutil.rmtree(out)
     (out / "md").mkdir(parents=True)
-    pages = {}
+    pages, groups, before = {}, {}, None
     for p in reading_order(nbs):
         nb = json.loads(p.read_text(encoding="utf-8")); name = page_name(p); cells = cells_of(nb)
         if name in pages.values(): raise SystemExit(f"{p.name}: its page name {name!r} is taken by another notebook")
@@ -101,7 +127,8 @@ def prepare(out: Path, nbs: Path = ROOT / "nbs", readme: Path = ROOT / "README.m
         (out / f"{name}.ipynb").write_text(json.dumps({**nb, "cells": cells, "metadata": meta}), encoding="utf-8")
         (out / "md" / f"{name}.html.md").write_text(markdown_of(cells), encoding="utf-8")
         pages[p.stem] = name
-    (out / "index.md").write_text(front_page(readme.read_text(encoding="utf-8"), pages), encoding="utf-8")
+        groups[p.stem] = before = group_of(nb, p.stem, before)
+    (out / "index.md").write_text(front_page(readme.read_text(encoding="utf-8"), pages, groups), encoding="utf-8")
     return list(pages.values())
 
 

@@ -27,6 +27,7 @@ from prepare import page_name, reading_order  # noqa: E402
 
 VENV = Path(os.environ.get("DOCS_VENV") or ROOT / ".venv-docs")
 CHROMIUM = os.environ.get("RK_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+SHOTS = ROOT / "tests" / "screenshots"  # kept for a person to look at (gitignored)
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
 
@@ -124,7 +125,12 @@ def test_pages_in_headless_chromium(served):
             sizes = page.eval_on_selector_all("img", "els => els.map(e => [e.complete, e.naturalWidth])")
             assert len(sizes) >= 3 and all(ok and w > 100 for ok, w in sizes), sizes  # the plots show
             page.goto(f"{served}/view_tot.html", wait_until="load")
-            assert page.locator("article svg polygon, article svg ellipse, article svg path").count() > 0  # the static frame's tree
+            stills = page.eval_on_selector_all("article img", "els => els.map(e => [e.complete, e.naturalWidth, e.getAttribute('src')])")
+            assert any(ok and w > 500 for ok, w, _ in stills), stills  # the stepper's still: a picture, not text
+            SHOTS.mkdir(exist_ok=True); page.set_viewport_size({"width": 1280, "height": 1000})
+            page.screenshot(path=str(SHOTS / "docs_view_tot.png"))
+            page.goto(f"{served}/tot.html", wait_until="load"); page.locator("article img").last.scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / "docs_tot.png"))
             assert page.locator("details").count() > 0 and not page.locator("details").first.get_attribute("open")
             page.goto(f"{served}/index.html", wait_until="load")
             page.fill("input[name=q]", "sweep"); page.keyboard.press("Enter")
@@ -132,3 +138,18 @@ def test_pages_in_headless_chromium(served):
             assert page.locator("#search-results li").count() > 0  # the search box answers, offline
         finally: browser.close()
     assert asked and all(urlparse(u).hostname == "127.0.0.1" for u in asked), sorted({u for u in asked if urlparse(u).hostname != "127.0.0.1"})
+
+
+def test_no_page_shows_a_widget_repr_and_the_footer_names_its_owner(site):
+    pages = list(site.glob("*.html"))
+    assert [p.name for p in pages if re.search(r"[HV]Box\(children=", p.read_text())] == []
+    index = (site / "index.html").read_text()
+    assert "reasoning_kit developers" in re.sub(r"\s+", " ", index)  # the footer said "Copyright ©" and nothing else
+    captions = re.findall(r'<p class="caption"[^>]*><span class="caption-text">([^<]+)</span>', index)
+    assert captions == ["start", "core", "models", "engine", "effects", "algos", "tasks", "viz", "sweep", "apps", "experiments"], captions
+
+
+def test_a_page_starts_with_prose_not_the_import_block(site):
+    text = re.sub(r"<[^>]+>", " ", (site / "stepper.html").read_text())
+    body = text[text.find("The stepper"):]
+    assert "from __future__ import annotations" not in body

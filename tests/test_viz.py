@@ -1,6 +1,7 @@
 """The stepper and the pictures, beyond the notebooks' inline tests: every frozen log steps and draws,
 `dot` missing degrades to plain HTML, a 10,000-event log steps without refolding, live runs are
 followed, and `import reasoning_kit` stays light."""
+import re
 import asyncio
 import json
 import os
@@ -172,17 +173,30 @@ def test_follow_false_stays_put():
     assert s.pos == 0 and len(s) == len(run.log)
 
 
-def test_display_has_widget_and_static_html():
+def test_display_keeps_a_still_and_a_caption_never_a_widget_repr(monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+    InteractiveShell.instance()  # a shell (not a kernel) for display() to display through
     out = asyncio.run(_run(3, budget=Budget(calls=9)))
     s = Stepper(out).goto(5)
-    bundle = s._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle and "<svg" in bundle["text/html"]
-    assert "model calls 2 / 9" in bundle["text/html"]
+    bundle = s._repr_mimebundle_()  # what a notebook keeps: the still and its caption
+    assert sorted(bundle) == ["image/svg+xml", "text/plain"] and "<foreignObject" in bundle["image/svg+xml"]
+    assert "model calls 2 / 9" in bundle["image/svg+xml"]
+    assert bundle["text/plain"] == "Stepper: viz_test_tally, event 6 of 11 - run the notebook to step through it"
+    with capture_output() as cap: s._ipython_display_()
+    assert [sorted(o.data) for o in cap.outputs] == [["image/svg+xml", "text/plain"]]  # outside a kernel: no widget
+    import reasoning_kit.viz.stepper as st
+    monkeypatch.setattr(st, "in_kernel", lambda: True)  # in a kernel: the widget after the still, its text the caption
+    with capture_output() as cap: s._ipython_display_()
+    still, widget = [o.data for o in cap.outputs]
+    assert "image/svg+xml" in still and "application/vnd.jupyter.widget-view+json" in widget and "text/html" not in widget
+    assert widget["text/plain"] == still["text/plain"] and "VBox" not in widget["text/plain"]
+    assert st.HIDE_STILL in s.usage_pane.value and 'img[src*="rk-still"]' in st.HIDE_STILL  # hides only the still above it
 
 
 def test_widget_buttons_slider_and_jumps():
     out = asyncio.run(_run(4))
-    s = Stepper(out); s.widget()
+    s = Stepper(out, start="first"); s.widget()
     s.next_button.click(); s.next_button.click()
     assert (s.pos, s.slider.value) == (2, 2) and "llm.result" in s.event_pane.value and "ok say 0" in s.event_pane.value
     s.slider.value = 7
@@ -191,7 +205,8 @@ def test_widget_buttons_slider_and_jumps():
     assert s.event.kind == "tally.said" and s.event.data["i"] == 2 and "ok say 2" in s.picture_pane.value
     s.jump_back.click(); assert s.event.data["i"] == 1
     s.prev_button.click(); assert s.pos == s.slider.value and s.event.kind == "llm.result"
-    s.play.value = 0; assert s.pos == 0 and "run.started" in s.event_pane.value
+    here = s.pos; s.play.value = 0; assert s.pos == here  # play's stop button (value back to the start, not playing) keeps the place
+    s.slider.value = 0; assert s.pos == 0 and s.play.value == 0 and "run.started" in s.event_pane.value
 
 
 def test_compare_aligns_by_step():
@@ -313,3 +328,10 @@ def test_tree_scores_show_on_the_0_10_scale():
     from reasoning_kit.viz.tot import node_label, score_text
     assert node_label(ThoughtNode(id="n.1", text="x", score=0.0005, status="kept")).startswith("n.1 · <0.01\n")
     assert [score_text(x) for x in (10.0, 6.5, 1 / 3)] == ["10", "6.5", "0.33"]
+
+
+def test_the_root_reads_as_the_task_in_the_prose():
+    s = Stepper(FIXTURES / "tot_v0.1.jsonl")
+    said = [s.say_html(i) for i in range(len(s))]
+    assert any("level 1: expanding the task" in x for x in said) and any("proposed under the task:" in x for x in said)
+    assert not any(re.search(r"expanding n(?![.\w])|under n:", x) for x in said)

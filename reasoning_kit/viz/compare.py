@@ -13,7 +13,8 @@ from fastcore.basics import patch
 from ..engine.timetravel import RunDiff, diff
 from .html import FRAME_CSS, esc, shorten
 from .views import matcher
-from .stepper import HIDE_STATIC, Stepper
+from .still import in_kernel, still_svg
+from .stepper import HIDE_STILL, Stepper
 
 # %% auto #0
 __all__ = ['Compare']
@@ -88,13 +89,13 @@ def widget(self: Compare):
     import ipywidgets as W
     if getattr(self, "ui", None) is not None: return self.ui
     self.slider = W.IntSlider(value=self.step, min=0, max=max(self.steps - 1, 0), description="step")
-    self.pane = W.HTML(HIDE_STATIC + self.html())
-    def move(ch): self.step = ch["new"]; self.pane.value = HIDE_STATIC + self.html()
+    self.pane = W.HTML(HIDE_STILL + self.html())
+    def move(ch): self.step = ch["new"]; self.pane.value = HIDE_STILL + self.html()
     self.slider.observe(move, "value")
     self.part_button = W.Button(description="⤓ where they part", tooltip="the step where the runs part (reasoning_kit.diff)",
                                 disabled=self.diff.same, layout=W.Layout(width="auto"))
     self.part_button.on_click(lambda _: self.to_departure())
-    self.ui = W.VBox([W.HBox([self.slider, self.part_button]), self.pane]); return self.ui
+    self.ui = W.VBox([W.HBox([self.slider, self.part_button]), self.pane]); self.ui.add_class("rk-compare-widget"); return self.ui
 
 @patch
 def _repr_html_(self: Compare): return self.html()
@@ -103,13 +104,17 @@ def _repr_html_(self: Compare): return self.html()
 # %% ../../nbs/22a_compare.ipynb #5a3f271a
 @patch
 def _repr_mimebundle_(self: Compare, include=None, exclude=None):
-    "The widget where a front end can show it, the comparison as HTML everywhere else."
-    return {**self.widget()._repr_mimebundle_(), "text/html": self.html()}
+    "The comparison as a still (an SVG image) and a caption: what a notebook keeps."
+    try: pic = still_svg(self.html())
+    except ValueError as e: pic = still_svg(f"<i>(no picture: {esc(e)})</i>")
+    return {"image/svg+xml": pic, "text/plain": f"Compare: step {self.step + 1} of {self.steps} - run the notebook to step through it"}
 
 @patch
 def _ipython_display_(self: Compare):
-    "In a notebook: the comparison as static HTML (for nbconvert and GitHub), then the widget, which hides it where it runs."
+    "In a notebook: the still, then (in a kernel) the widget, which hides the still above it where it runs."
     from IPython.display import display
-    display({"text/html": f'<div class="rk-static">{self.html()}</div>', "text/plain": "Compare"}, raw=True)
-    display(self.widget())
-
+    display(self._repr_mimebundle_(), raw=True)
+    if not in_kernel(): return
+    try: w = self.widget()
+    except ImportError: return
+    display({**w._repr_mimebundle_(), "text/plain": self._repr_mimebundle_()["text/plain"]}, raw=True)

@@ -57,7 +57,7 @@ def frames(s: Stepper, start: str = "last") -> dict:
         key = (p, json.dumps(trees))
         if key not in index: index[key] = len(pics); pics.append(picture_parts(p, trees, strings))
         steps.append([index[key], s.event_html(i), strings.id(s.usage_html(i)), sum(1 << k for k, f in enumerate(preds) if f(e)),
-                      strings.id(f"{e.kind} {e.key or ''}".strip())])  # the last: its line in the list of events
+                      strings.id(f"{e.kind} {e.key or ''}".strip()), strings.id(s.code_html(i))])  # its line in the list of events; its code
     return {"title": f"{s.name}", "start": start, "jumps": list(s.jumps()), "s": list(strings), "nodes": list(nodes),
             "edges": list(edges), "pics": pics, "steps": steps}
 
@@ -136,7 +136,7 @@ function paint(){const p=D.steps[i][0],beam=Z<=1&&!whole&&tooSmall(p,i),key=p+(b
 function show(k){i=Math.max(0,Math.min(N-1,k));const s=D.steps[i];paint();
  $('rk-event').innerHTML=s[1];const L=$('rk-list');L.innerHTML='';  // the events around this one, a click away
  for(let j=Math.max(0,i-3);j<=Math.min(N-1,i+5);j++){const li=document.createElement('li');li.innerHTML=`<span class="rk-n">${j+1}</span> `;
-  li.append(D.s[D.steps[j][4]]);li.className=j===i?'rk-on':'';li.onclick=()=>show(j);L.appendChild(li)}$('rk-usage').innerHTML=D.s[s[2]];S.value=i;$('rk-position').textContent=(i+1)+' / '+N;
+  li.append(D.s[D.steps[j][4]]);li.className=j===i?'rk-on':'';li.onclick=()=>show(j);L.appendChild(li)}$('rk-usage').innerHTML=D.s[s[2]];if(!$('rk-code').hidden)$('rk-code').innerHTML=D.s[s[5]];S.value=i;$('rk-position').textContent=(i+1)+' / '+N;
  if(location.hash!=='#'+(i+1))history.replaceState(null,'','#'+(i+1))}
 function find(d){const b=1<<D.jumps.indexOf($('rk-kind').value);for(let j=i+d;j>=0&&j<N;j+=d)if(D.steps[j][3]&b)return j;return null}
 function stop(){if(t){clearInterval(t);t=null}}
@@ -147,12 +147,13 @@ $('rk-jump-back').onclick=()=>{const j=find(-1);if(j!==null)show(j)};$('rk-jump-
 $('rk-play').onclick=()=>{if(t)stop();else play(N-1)};$('rk-play-next').onclick=()=>{const j=find(1);if(j!==null)play(j)};
 $('rk-zoom-in').onclick=()=>{Z=Math.min(Z*1.5,16);paint()};$('rk-zoom-out').onclick=()=>{if(Z<=1)whole=true;Z=Math.max(Z/1.5,1);paint()};
 $('rk-fit').onclick=()=>{whole=Z<=1&&P.dataset.fit==='beam';Z=1;A=null;paint()};$('rk-centre').onclick=()=>{A=null;if(Z==1)Z=3;paint()};
+const code=()=>{const c=$('rk-code');c.hidden=!c.hidden;$('rk-code-toggle').classList.toggle('rk-on',!c.hidden);show(i)};$('rk-code-toggle').onclick=code;
 $('rk-first').onclick=()=>show(0);$('rk-last').onclick=()=>show(N-1);
 let drag=null;P.onmousedown=e=>{const g=P.querySelector('svg');if(Z>1&&g&&g.dataset.c){drag=[e.clientX,e.clientY,JSON.parse(g.dataset.c)];e.preventDefault()}};
 onmousemove=e=>{if(!drag)return;const [x,y,c]=drag;A=[Math.min(Math.max(c[0]-(e.clientX-x)/c[2],0),1),Math.min(Math.max(c[1]-(e.clientY-y)/c[3],0),1)];cam()};
 onmouseup=()=>{drag=null};onresize=()=>{for(const k in big)delete big[k];paint()};
 onkeydown=e=>{if(e.target.tagName==='SELECT'||e.target.tagName==='INPUT'&&e.target.type!=='range'||e.ctrlKey||e.metaKey||e.altKey)return;
- const k={ArrowLeft:()=>show(i-1),ArrowRight:()=>show(i+1),Home:()=>show(0),End:()=>show(N-1),' ':()=>{if(t)stop();else play(N-1)}}[e.key];
+ const k={ArrowLeft:()=>show(i-1),ArrowRight:()=>show(i+1),Home:()=>show(0),End:()=>show(N-1),' ':()=>{if(t)stop();else play(N-1)},c:code}[e.key];
  if(k){e.preventDefault();k()}};
 onhashchange=()=>{const h=hash();if(h!==null&&h!==i)show(h)};
 const h=hash();show(h!==null?h:D.start==='first'?0:N-1);window.rkReady=performance.now()})();  // ms from navigation to the first picture
@@ -169,8 +170,8 @@ def _bar() -> str:
             '<div class="rk-bar">jump to <select id="rk-kind"></select>' + b("rk-jump-back", "◀", "previous of this kind")
             + b("rk-jump-next", "▶", "next of this kind") + b("rk-play-next", "▶▶ play to next", "play up to the next event of this kind")
             + " · " + b("rk-zoom-out", "−", "zoom out") + b("rk-fit", "fit", "the beam and its path, or the whole picture")
-            + b("rk-zoom-in", "+", "zoom in") + b("rk-centre", "◎ centre", "centre the current node")
-            + ' <small>drag to pan · keys <kbd>←</kbd> <kbd>→</kbd> <kbd>Home</kbd> <kbd>End</kbd> <kbd>space</kbd></small></div>')
+            + b("rk-zoom-in", "+", "zoom in") + b("rk-centre", "◎ centre", "centre the current node") + " · " + b("rk-code-toggle", "code", "the algorithm's lines that made this event (c)")
+            + ' <small>drag to pan · keys <kbd>←</kbd> <kbd>→</kbd> <kbd>Home</kbd> <kbd>End</kbd> <kbd>space</kbd> <kbd>c</kbd></small></div>')
 
 # %% ../../nbs/29_html_export.ipynb #54708a82
 def player_html(s: Stepper, start: str = "last") -> str:  # start: "last" or "first", the step the page opens at (a #N in its URL wins)
@@ -180,7 +181,7 @@ def player_html(s: Stepper, start: str = "last") -> str:  # start: "last" or "fi
     name = html.escape(str(s.name))
     body = (f'<div class="rk-top"><h1>{name} <small style="font-weight:400;color:#6b7280">· {len(s)} events</small></h1>{_bar()}'
             '<div id="rk-usage"></div></div><div class="rk-main"><div id="rk-picture" class="rk-fit"></div>'
-            '<div class="rk-side"><ul id="rk-list" class="rk-list"></ul><div id="rk-event"></div></div></div>')
+            '<div class="rk-side"><ul id="rk-list" class="rk-list"></ul><div id="rk-event"></div><div id="rk-code" hidden></div></div></div>')
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
             f'<title>{name}</title>{FIT_CSS}</head><body class="rk-page">{body}'
             f'<script id="rk-data" type="{"text/plain" if packed else "application/json"}"{" data-gzip" if packed else ""}>{data}</script>'

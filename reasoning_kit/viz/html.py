@@ -22,9 +22,9 @@ from ..engine import RunState
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['NO_DOT', 'GRAPH_MARK', 'FRAME_CSS', 'STYLESHEET', 'dot_available', 'esc', 'shorten', 'Graph', 'tree_layout',
-           'capture_graphs', 'current_point', 'camera', 'message_html', 'fields_html', 'effect_html', 'event_html',
-           'status_colour', 'usage_html', 'to_html', 'frame_html', 'Frame']
+__all__ = ['NO_DOT', 'GRAPH_MARK', 'READABLE', 'FRAME_CSS', 'STYLESHEET', 'dot_available', 'esc', 'shorten', 'Graph',
+           'tree_layout', 'capture_graphs', 'current_point', 'camera', 'readable_scale', 'message_html', 'fields_html',
+           'effect_html', 'event_html', 'status_colour', 'usage_html', 'to_html', 'frame_html', 'Frame']
 
 # %% ../../nbs/21_html.ipynb #0a4a6ed6
 NO_DOT = ("Graphviz's <code>dot</code> program was not found, so this is a plain HTML rendering; "
@@ -280,6 +280,29 @@ def camera(html: str, zoom: float = 1.0,  # 1 shows the whole picture; 3 shows a
     out = html[:box.start()] + f'viewBox="{nx:.1f} {ny:.1f} {vw:.1f} {vh:.1f}"' + html[box.end():]
     return _SIZE.sub(f'<svg width="{vw * s:.0f}px" height="{vh * s:.0f}px"', out, count=1)
 
+
+# %% ../../nbs/21_html.ipynb #2106f9dc
+READABLE = 0.7  # a tree drawn smaller than this fraction of its size is too small to read
+
+def readable_scale(svg: str, pane: tuple[int, int] = (750, 600)) -> float:  # the pane's size in pixels
+    "How much `svg`'s picture shrinks to fit the pane (1: not at all)."
+    box = _VIEWBOX.search(svg)
+    if box is None: return 1.0
+    _, _, w, h = map(float, box.groups())
+    return min(1.0, pane[0] / w if w else 1.0, pane[1] / h if h else 1.0)
+
+@patch
+def folded(self: Graph) -> Graph | None:
+    "The tree with only its beam, open candidates, winning path and current node (and their ancestors); None if that is all of it."
+    parent, keep = {y: x for x, y, _ in self.edges}, set()
+    for n, a in self.nodes.items():
+        if re.search(r"\brk(beam|win|cur|open)\b", a.get("class", "")):
+            m = n
+            while m is not None and m not in keep: keep.add(m); m = parent.get(m)
+    if not keep or len(keep) >= len(self.nodes): return None
+    g = Graph(tree=self.tree); g.attrs = dict(self.attrs)
+    g.nodes = {n: a for n, a in self.nodes.items() if n in keep}; g.edges = [e for e in self.edges if e[1] in keep]
+    return g
 
 # %% ../../nbs/21_html.ipynb #3b090f97
 _ROLE_COLOURS = {"system": "#6b7280", "user": "#1d4ed8", "assistant": "#047857", "tool": "#b45309"}

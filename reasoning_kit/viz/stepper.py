@@ -20,14 +20,17 @@ from typing import Callable
 from ..core.events import Event, Log, LogFormatError, Timeline, fold
 from ..engine import Algorithm, Outcome, Run, RunReducer, RunState, algorithm_of
 from ..engine.timetravel import RunDiff, diff
-from .html import (FRAME_CSS, GRAPH_MARK, NO_DOT, STYLESHEET, Frame, capture_graphs, Graph, camera, current_point, dot_available, effect_html, esc, event_html, fields_html,
+from .html import (FRAME_CSS, GRAPH_MARK, NO_DOT, READABLE, STYLESHEET, readable_scale, Frame, capture_graphs, Graph, camera, current_point, dot_available, effect_html, esc, event_html, fields_html,
                                     frame_html, message_html, shorten, status_colour, to_html, usage_html)
+from .code import code_html
+from .keys import keys_widget
+from .still import in_kernel, still_svg
 from .views import Jump, View, generic_view, matcher, reply_text, says, state_table, tie_note, view, view_for, views
 from fastcore.basics import patch
 
 
 # %% auto #0
-__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'HIDE_STATIC', 'StepReducer', 'BadLogError', 'read_log', 'Stepper']
+__all__ = ['GENERIC_JUMPS', 'FIT_CSS', 'HIDE_STILL', 'StepReducer', 'BadLogError', 'read_log', 'Stepper']
 
 # %% ../../nbs/22_stepper.ipynb #20d22a25
 class StepReducer(RunReducer):
@@ -88,7 +91,8 @@ class Stepper:
     "Step through a run event by event: the state after each event, and the algorithm's picture of it."
     def __init__(self, source,  # an Outcome, a live Run, a Log, a list of events, or a log path
                  every: int = 256,  # checkpoint interval of the timeline
-                 follow: bool = True):  # on a live run, move to each new event as it arrives
+                 follow: bool = True,  # on a live run, move to each new event as it arrives
+                 start: str = "last"):  # the event it opens at: "last" (the run's end, like the HTML page) or "first"
         self.log, self.algorithm, self.problem = _open(source)
         self.events: list[Event] = self.log.events  # the log's own list: a live log grows it
         self.reducer = StepReducer(self.algorithm)
@@ -97,7 +101,8 @@ class Stepper:
             (e.data.get("algorithm") for e in self.events[:1] if e.kind == "run.started"), None)
         self.view = view_for(self.name)
         self.follow = follow
-        self.pos, self._k, self._state = 0, None, None
+        if start not in ("last", "first"): raise ValueError(f'start is "last" or "first", not {start!r}')
+        self.pos, self._k, self._state = (max(len(self.events) - 1, 0) if start == "last" else 0), None, None
         self.zoom, self.at = 1.0, None  # the camera: zoom 1 shows the whole picture; at None follows the current node
         self._requests: dict[str, int] = {}  # effect key -> index of its request event
         self._indexed = 0
@@ -271,24 +276,42 @@ def usage_html(self: Stepper, i: int | None = None) -> str:
     return usage_html(self.state_at(i), self.events[i])
 
 
+# %% ../../nbs/22_stepper.ipynb #1249101f
+@patch
+def code_html(self: Stepper, i: int | None = None) -> str:
+    "The algorithm's code that produced event `i` (default: the current one), its line highlighted."
+    if not self.events: return ""
+    i = self.pos if i is None else i
+    try: return code_html(self.algorithm, self.events[i])
+    except Exception as e: return f'<div class="rk-code"><i>no code: {esc(type(e).__name__)}: {esc(e)}</i></div>'
+
+@patch
+def toggle_code(self: Stepper) -> Stepper:
+    "Show or hide the code pane (the key `c` in the widget)."
+    self.show_code = not getattr(self, "show_code", False)
+    if getattr(self, "ui", None) is not None: self.code_pane.layout.display = None if self.show_code else "none"; self.code_button.button_style = "info" if self.show_code else ""
+    self._changed(); return self
+
 # %% ../../nbs/22_stepper.ipynb #871b4400
 @patch
-def frame(self: Stepper, i: int | None = None) -> Frame:
+def frame(self: Stepper, i: int | None = None,
+          folded: bool = False) -> Frame:  # True: the picture as the widget shows it at fit (a tree too big to read, folded)
     "The step `i` (default: the current one) as static HTML: picture, event and usage."
     i = self.pos if i is None else i
     title = f"{esc(self.name)}: event {i + 1} of {len(self)}"
-    return Frame(frame_html(self.picture(i), self.event_html(i), self.usage_html(i), title))
+    return Frame(frame_html(self.view_html(i) if folded else self.picture(i), self.event_html(i), self.usage_html(i), title))
 
 # %% ../../nbs/22_stepper.ipynb #0f30282e
 @patch
 def zoom_by(self: Stepper, factor: float) -> Stepper:
     "Zoom in (`factor` > 1) or out around the current node; zoom 1 is the whole picture."
+    if factor < 1 and self.zoom <= 1: self.whole = True  # zooming out at fit: the whole tree, however small
     self.zoom = min(max(self.zoom * factor, 1.0), 16.0); self._changed(); return self
 
 @patch
 def fit(self: Stepper) -> Stepper:
     "Show the whole picture."
-    self.zoom, self.at = 1.0, None; self._changed(); return self
+    self.zoom, self.at, self.whole = 1.0, None, False; self._changed(); return self
 
 @patch
 def pan(self: Stepper, dx: float, dy: float) -> Stepper:  # fractions of the window: 0.5 moves it half its width
@@ -307,8 +330,17 @@ def centre(self: Stepper) -> Stepper:
 
 @patch
 def view_html(self: Stepper, i: int | None = None) -> str:
-    "The picture of step `i` (default: the current one) through the camera."
-    return camera(self.picture(i), self.zoom, self.at)
+    "The picture of step `i` through the camera; at fit, a tree too big to read is shown folded (`Graph.folded`), unless `whole`."
+    if self.zoom > 1 or getattr(self, "whole", False): return camera(self.picture(i), self.zoom, self.at)
+    with capture_graphs() as graphs: p = self.picture(i)
+    if not graphs or p.count(GRAPH_MARK) != len(graphs): return self.picture(i)
+    parts = p.split(GRAPH_MARK); out = [parts[0]]
+    for g, rest in zip(graphs, parts[1:]):
+        svg = g.tree_svg(); f = g.folded() if readable_scale(svg) < READABLE else None
+        if f is not None: svg = (f'<div class="rk-folded" style="font-size:12px;color:#6b7280">{len(g.nodes) - len(f.nodes)} of {len(g.nodes)} nodes '
+                                 'folded away (pruned and closed branches): <b>−</b> shows the whole tree</div>' + f.tree_svg())
+        out += [svg, rest]
+    return "".join(out)
 
 
 # %% ../../nbs/22_stepper.ipynb #fe59519a
@@ -320,7 +352,6 @@ def _build(self: Stepper):
     self.slider = W.IntSlider(value=self.pos, min=0, max=n, description="event", continuous_update=True,
                               readout=False, layout=lay(flex="1", min_width="200px"))
     self.play = W.Play(value=self.pos, min=0, max=n, interval=500, description="play", layout=lay(width="auto"))
-    W.link((self.play, "value"), (self.slider, "value"))
     self.prev_button = W.Button(description="◀ previous", tooltip="previous event", layout=lay(width="auto"))
     self.next_button = W.Button(description="next ▶", tooltip="next event", layout=lay(width="auto"))
     self.position = W.HTML(layout=lay(width="auto"))
@@ -328,7 +359,7 @@ def _build(self: Stepper):
     self.jump_back = W.Button(description="◀", tooltip="previous event of this kind", layout=lay(width="36px"))
     self.jump_next = W.Button(description="▶", tooltip="next event of this kind", layout=lay(width="36px"))
     self.speed = W.Dropdown(options=[("slow", 1000), ("normal", 500), ("fast", 150), ("fastest", 40)], value=500,
-                            description="speed", layout=lay(width="150px"))
+                            description="speed", style={"description_width": "initial"}, layout=lay(width="auto", min_width="150px"))
     W.link((self.speed, "value"), (self.play, "interval"))
     self.play_next = W.Button(description="▶▶ play to next", tooltip="play up to the next event of the kind chosen in 'jump to'",
                               layout=lay(width="auto"))
@@ -339,6 +370,9 @@ def _build(self: Stepper):
     self.camera_buttons = [W.Button(description=d, tooltip=t, layout=lay(width="auto")) for d, t, _ in cam]
     for b, (_, _, f) in zip(self.camera_buttons, cam): b.on_click(lambda _, f=f: f())
     self.usage_pane = W.HTML()
+    self.code_pane = W.HTML(layout=lay(display=None if getattr(self, "show_code", False) else "none", margin="6px 0 0 0"))
+    self.code_button = W.Button(description="code", tooltip="the algorithm's lines that made this event (key c)", layout=lay(width="auto"))
+    self.code_button.on_click(lambda _: self.toggle_code())
     self.picture_pane = W.HTML(layout=lay(flex="3", min_width="0", overflow="auto", max_height="640px"))
     self.event_pane = W.HTML(layout=lay(flex="2", min_width="0", overflow="auto", max_height="640px",
                                         border_left="1px solid #ddd", padding="0 0 0 10px"))
@@ -348,17 +382,20 @@ def _build(self: Stepper):
     self.jump_next.on_click(lambda _: self.jump(self.jump_kind.value))
     self.slider.observe(lambda ch: self.goto(ch["new"]) if ch["new"] != self.pos else None, "value")
     self.play_next.on_click(lambda _: self.play_to(self.jump_kind.value))
-    self.play.observe(self._play_stop, "value")
+    self.play.observe(self._on_play, ["value", "playing"])
+    self.keys = keys_widget(self.on_key)  # ← → Home End space, when the stepper has the focus (None without anywidget)
     self.ui = W.VBox([W.HBox([self.play, self.speed, self.prev_button, self.next_button, self.slider, self.position]),
-                      W.HBox([self.jump_kind, self.jump_back, self.jump_next, self.play_next, *self.camera_buttons],
+                      W.HBox([self.jump_kind, self.jump_back, self.jump_next, self.play_next, *self.camera_buttons, self.code_button],
                              layout=lay(flex_flow="row wrap")),
                       self.usage_pane,
-                      W.HBox([self.picture_pane, self.event_pane], layout=lay(align_items="flex-start"))])
+                      W.HBox([self.picture_pane, self.event_pane], layout=lay(align_items="flex-start")),
+                      self.code_pane,
+                      *([self.keys] if self.keys is not None else [])])
     for w, c in ((self.ui, "rk-stepper"), (self.slider, "rk-slider"), (self.play, "rk-play"), (self.prev_button, "rk-prev"),
                  (self.next_button, "rk-next"), (self.jump_kind, "rk-jump-kind"), (self.jump_back, "rk-jump-back"),
                  (self.jump_next, "rk-jump-next"), (self.position, "rk-position"), (self.usage_pane, "rk-usage-pane"),
                  (self.picture_pane, "rk-picture-pane"), (self.event_pane, "rk-event-pane"), (self.speed, "rk-speed"),
-                 (self.play_next, "rk-play-next"), *((b, f"rk-camera-{k}") for k, b in enumerate(self.camera_buttons))): w.add_class(c)  # for browser tests and CSS
+                 (self.play_next, "rk-play-next"), (self.code_pane, "rk-code-pane"), (self.code_button, "rk-code-button"), *((b, f"rk-camera-{k}") for k, b in enumerate(self.camera_buttons))): w.add_class(c)  # for browser tests and CSS
     self._listeners.append(self._redraw)
     self._redraw()
     return self.ui
@@ -371,7 +408,9 @@ def _redraw(self: Stepper):
     for w in (self.slider,) if getattr(self, "_play_target", None) is not None else (self.slider, self.play):
         if w.max != n: w.max = n  # (while playing to a target, play's end stays at the target)
     if self.slider.value != self.pos: self.slider.value = self.pos
-    for pane, html_ in ((self.usage_pane, HIDE_STATIC + self.usage_html()), (self.picture_pane, self.view_html()), (self.event_pane, self.event_html())):
+    if self.play.value != self.pos and self.pos <= self.play.max: self.play.value = self.pos
+    code = (self.code_pane, self.code_html()) if getattr(self, "show_code", False) else (self.code_pane, self.code_pane.value)
+    for pane, html_ in ((self.usage_pane, HIDE_STILL + self.usage_html()), (self.picture_pane, self.view_html()), (self.event_pane, self.event_html()), code):
         if pane.value != html_: pane.value = html_
     live = ' <span style="color:#dc2626">● live</span>' if self._live() else ""
     self.position.value = f"<b>{self.pos + 1 if self.events else 0}</b> / {len(self.events)}{live}"  # last: the panes are already sent
@@ -384,23 +423,34 @@ def widget(self: Stepper):
     return self.ui if getattr(self, "ui", None) is not None else self._build()
 
 @patch
+def still(self: Stepper, i: int | None = None) -> str:
+    "The frame of step `i` (default: the current one) as an SVG image: what a notebook keeps, and shows without a kernel."
+    try: return still_svg(self.frame(i, folded=True).html)
+    except ValueError as e: return still_svg(f"<b>{esc(self.caption(i))}</b><div>(no picture: {esc(e)})</div>")
+
+@patch
+def caption(self: Stepper, i: int | None = None) -> str:
+    "One line for readers that show only text."
+    i = self.pos if i is None else i
+    return f"Stepper: {self.name}, event {i + 1 if self.events else 0} of {len(self)} - run the notebook to step through it"
+
+@patch
 def _repr_mimebundle_(self: Stepper, include=None, exclude=None):
-    "The widget where a front end can show it, the current frame as HTML everywhere else."
-    try: bundle = self.widget()._repr_mimebundle_(include=include, exclude=exclude) or {}
-    except ImportError: bundle = {}
-    return {**bundle, "text/html": self.frame().html}
+    "The still (an SVG image) and its caption: what a notebook keeps, and what shows without a kernel."
+    return {"image/svg+xml": self.still(), "text/plain": self.caption()}
 
-HIDE_STATIC = "<style>.rk-static{display:none}</style>"  # sent inside the live widget: where the widget runs, the static frame hides
+HIDE_STILL = ('<style>.jp-OutputArea-child:has(img[src*="rk-still"]):has(+ .jp-OutputArea-child :is(.rk-stepper,.rk-compare-widget))'
+              '{display:none}</style>')  # inside a live widget: hides only the still just above it, nothing else on the page
 
-
-# %% ../../nbs/22_stepper.ipynb #4f4973ab
 @patch
 def _ipython_display_(self: Stepper):
-    "In a notebook: the current frame as static HTML (what nbconvert and GitHub show), then the widget, which hides it where it runs."
+    "In a notebook: the still, then (in a kernel) the widget, which hides the still above it where it runs."
     from IPython.display import display
-    display({"text/html": f'<div class="rk-static">{self.frame().html}</div>', "text/plain": repr(self)}, raw=True)
-    try: display(self.widget())
-    except ImportError: pass
+    display(self._repr_mimebundle_(), raw=True)
+    if not in_kernel(): return
+    try: w = self.widget()
+    except ImportError: return
+    display({**w._repr_mimebundle_(), "text/plain": self.caption()}, raw=True)  # its text is the caption, never the widget's own `VBox(...)` text
 
 
 # %% ../../nbs/22_stepper.ipynb #b14308ee
@@ -414,11 +464,37 @@ def play_to(self: Stepper, jump: str) -> int | None:
     return target
 
 @patch
-def _play_stop(self: Stepper, change):
+def _on_play(self: Stepper, change):
+    "Play moved or stopped. Its stop button sends `value=min` with `playing=False`: the stepper keeps its place instead."
+    p, old = self.play, getattr(self, "_played_from", None)
+    if change["name"] == "playing":
+        if not change["new"] and p.value == p.min and old is not None: p.value = old  # stop, its value sent first
+        if not change["new"]: self._played_from = None
+        return
+    if not p.playing and change["new"] == p.min and change["old"] != p.min and change["new"] != self.pos:
+        p.value = self.pos; return  # stop, its `playing` sent first
+    self._played_from = self.pos if p.playing and change["new"] == p.min else None
+    if change["new"] != self.pos: self.goto(change["new"])
     target = getattr(self, "_play_target", None)
     if target is not None and change["new"] >= target:
-        self._play_target = None; self.play.playing = False; self.play.max = max(len(self.events) - 1, 0)
+        self._play_target = None; p.playing = False; p.max = max(len(self.events) - 1, 0)
 
+
+# %% ../../nbs/22_stepper.ipynb #79648111
+@patch
+def on_key(self: Stepper, key: str):
+    "Do what a key pressed in the widget asks (`prev`, `next`, `first`, `last`, `play`, `zoom in`, `zoom out`, `fit`, `code`)."
+    acts = {"prev": self.prev, "next": self.next, "first": lambda: self.goto(0), "last": lambda: self.goto(len(self.events) - 1),
+            "zoom in": lambda: self.zoom_by(1.5), "zoom out": lambda: self.zoom_by(1 / 1.5), "fit": self.fit,
+            "play": self._toggle_play, "code": lambda: getattr(self, "toggle_code", lambda: None)()}
+    if key in acts: acts[key]()
+
+@patch
+def _toggle_play(self: Stepper):
+    if getattr(self, "ui", None) is None: return
+    if self.play.playing: self.play.playing = False; return
+    if self.pos >= len(self.events) - 1: self.goto(0)  # at the end: play from the start
+    self.play.value = self.pos; self.play.playing = True
 
 # %% ../../nbs/22_stepper.ipynb #eb9a6364
 @patch

@@ -114,7 +114,7 @@ def tree_summary(s: ToTState, run: RunState | None = None) -> str:
     "One line of HTML: level, beam, pending candidates, and the ending."
     depth = s.settings.get("depth", "?")
     if not s.nodes: return "<div><i>the search has not started</i></div>"
-    beam = ", ".join(f"{i} ({score_text(s.nodes[i].score)})" if s.nodes[i].score is not None else i for i in s.beam if i != "n") or "the root"
+    beam = ", ".join(f"{i} ({score_text(s.nodes[i].score)})" if s.nodes[i].score is not None else i for i in s.beam if i != "n") or "the task"
     waiting = sum(1 for i in s.candidates if s.nodes[i].score is None)
     pruned = sum(1 for n in s.nodes.values() if n.status == "pruned")
     parts = [f"level <b>{s.level}</b> of {depth}", f"beam: <b>{esc(beam)}</b>", f"{len(s.nodes) - 1} nodes, {pruned} pruned"]
@@ -145,18 +145,19 @@ _PRUNED = {"min_score": "below the minimum score", "beam_capacity": "beam full",
 def tot_says(state: RunState, e: Event) -> str | None:
     "What a tree-of-thoughts event did, in the search's terms."
     s, d, k = state.algo, e.data, e.kind
+    who = lambda i: "the task" if i == "n" else i  # the root is the task itself, not a node called "n"
     sc = lambda i: score_text(s.nodes[i].score) if i in s.nodes and s.nodes[i].score is not None else "?"
-    if k == "tot.level_started": return f"level {d['level']}: expanding {', '.join(d.get('frontier') or []) or 'nothing'}"
+    if k == "tot.level_started": return f"level {d['level']}: expanding {', '.join(map(who, d.get('frontier') or [])) or 'nothing'}"
     if k == "tot.proposed":
         extra = f" (the same step as {d['duplicate_of']})" if d.get("duplicate_of") else f" (a complete answer: {d['answer']})" if d.get("answer") else ""
-        return f"{d['node']} proposed under {d['parent']}: {shorten(d.get('text'), 60)}{extra}"
+        return f"{d['node']} proposed under {who(d['parent'])}: {shorten(d.get('text'), 60)}{extra}"
     if k == "tot.evaluated": return f"{d['node']} scored {score_text(d['score'])}" + {"malformed": " (the reply had no readable score)", "failed": " (the evaluation failed)"}.get(d.get("how"), "")
     if k == "tot.pruned":
         tie = ties(s).get(d["node"])
         why = _PRUNED.get(d.get("reason"), d.get("reason")) + (f"; a tie with {tie} at {sc(tie)}: the earlier node in tree order is kept" if tie else "")
         return f"{d['node']}" + (f" scored {score_text(d['score'])}" if d.get("score") is not None else "") + f": pruned, {why}"
     if k == "tot.selected": return f"level {d['level']}: kept " + ", ".join(f"{i} ({sc(i)})" for i in d["beam"])
-    if k == "tot.proposal_failed": return f"proposing under {d['parent']} failed: {shorten(d.get('error'), 80)}"
+    if k == "tot.proposal_failed": return f"proposing under {who(d['parent'])} failed: {shorten(d.get('error'), 80)}"
     if k == "tot.solved": return f"{d['node']} solves it ({d['reason']}, score {score_text(d['score'])})"
     if k == "tot.completed": return f"the search ends ({d.get('stopped')}): answer {d.get('answer')} from {d.get('winner')}"
     return None
