@@ -7,7 +7,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/faces.html.md"""
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/04d_faces.ipynb #8ee810bb
+# %% ../nbs/04d_faces.ipynb #0bf2f934
 from .engine import *
 from . import engine as _engine
 

@@ -7,7 +7,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/tools_face.html.md"""
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/04f_tools_face.ipynb #c9d05157
+# %% ../nbs/04f_tools_face.ipynb #dbbd1344
 from .effects.tools import *
 from .effects import tools as _tools
 

@@ -7,7 +7,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/validate_face.html.md"""
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/04g_validate_face.ipynb #eb320d0c
+# %% ../nbs/04g_validate_face.ipynb #81d68f34
 from .effects.validate import *
 from .effects import validate as _validate
 

@@ -7,7 +7,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/llm_face.html.md"""
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/04e_llm_face.ipynb #b4db8a8c
+# %% ../../nbs/04e_llm_face.ipynb #3b4fa68f
 import sys
 
 from ..models.core import *

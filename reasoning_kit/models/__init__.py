@@ -7,7 +7,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/models.html.md"""
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/02i_models.ipynb #2afa7a4d
+# %% ../../nbs/02i_models.ipynb #7684de1b
 from . import core as _core, fake as _fake, clients as _clients, providers as _providers, errors as _errors, wire as _wire, anthropic_wire as _anthropic_wire, transport as _transport, stream as _stream, cassettes as _cassettes
 from .core import *
 from .fake import *

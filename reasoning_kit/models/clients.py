@@ -41,7 +41,7 @@ def client_for_model(model: str, **kwargs) -> HTTPClient:
     return client
 
 
-# %% ../../nbs/02_clients.ipynb #ef6961ca
+# %% ../../nbs/02_clients.ipynb #ab714300
 def register_provider(name: str, wire: str, base_url: str, key_env: str | None = None,
                       base_url_env: str | None = None, native_n: bool = True, connect: Callable | None = None) -> Provider:
     "Add (or replace) a provider usable in model strings as `name:MODEL`."

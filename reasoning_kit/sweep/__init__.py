@@ -7,7 +7,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/sweeps.html.md"""
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/30f_sweeps.ipynb #53835351
+# %% ../../nbs/30f_sweeps.ipynb #722e06ab
 from . import grid as _grid, ray as _ray, frontier as _frontier, experiment as _experiment
 from .grid import *
 from .ray import *

@@ -133,5 +133,5 @@ async def run(self: RayExecutor, jobs: list[tuple], on_row: Callable[[dict], Non
         if actor is not None: ray.kill(actor)
         if started: ray.shutdown()
 
-# %% ../../nbs/30b_sweep_ray.ipynb #536a6f3c
+# %% ../../nbs/30b_sweep_ray.ipynb #6c0bb771
 EXECUTORS["ray"] = RayExecutor

@@ -7,7 +7,7 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/viz.html.md"""
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/29a_viz.ipynb #9000f866
+# %% ../../nbs/29a_viz.ipynb #7501dad3
 from . import html as _html, views as _views, stepper as _stepper, export as _export
 from .html import *
 from .views import *
