@@ -315,19 +315,23 @@ def test_the_async_sdk_streams_reasoning_then_content_and_16_clients_get_their_o
         assert first["data"]["input"]["task"] == f"What is {i} + 1?"
 
 
-def test_a_disconnected_stream_leaves_no_upstream_slot_busy(served, llama):
-    g, url, up = served
-    body = {"model": f"self_consistency+{up}", "stream": True, "messages": [{"role": "user", "content": "Write a long story about a dragon."}],
-            "max_tokens": 48, "reasoning_kit": {"config": {"samples": 4, "mode": "separate"}}}
-    with httpx.stream("POST", url + "/chat/completions", json=body, timeout=60) as r:
-        for line in r.iter_lines():
-            if "self_consistency.started" in line: break
-        assert metrics(llama)["requests_processing"] >= 1
-    deadline = time.monotonic() + 10
-    while metrics(llama)["requests_processing"] > 0 and time.monotonic() < deadline: time.sleep(0.05)
-    assert metrics(llama)["requests_processing"] == 0
-    rid = r.headers["x-run-id"]
-    assert json.loads(httpx.get(f"{url}/runs/{rid}/events").text.splitlines()[-1])["data"]["status"] == "cancelled"
+def test_a_disconnected_stream_leaves_no_upstream_slot_busy(llama):
+    g = Gateway([llama.model])
+    body = {"model": f"self_consistency+{llama.model}", "stream": True, "messages": [{"role": "user", "content": "Tell a long story."}],
+            "max_tokens": 2000, "ignore_eos": True, "reasoning_kit": {"config": {"samples": 3, "mode": "separate"}}}
+    with Serving(g) as url:
+        with httpx.stream("POST", url + "/chat/completions", json=body, timeout=60) as r:
+            busy = 0
+            for _ in range(200):  # until the upstream is decoding the samples
+                busy = metrics(llama)["requests_processing"]
+                if busy >= 3: break
+            assert busy >= 3
+        deadline = time.monotonic() + 10
+        while metrics(llama)["requests_processing"] > 0 and time.monotonic() < deadline: time.sleep(0.05)
+        assert metrics(llama)["requests_processing"] == 0
+        entry = g.runs[r.headers["x-run-id"]]
+        while entry.outcome is None and time.monotonic() < deadline: time.sleep(0.05)
+    assert entry.outcome.status.value == "cancelled" and entry.outcome.calls == 3
 
 
 def test_pass_through_with_the_sync_sdk_streaming_included(served):
@@ -352,3 +356,26 @@ def test_inspect_ai_runs_a_small_eval_through_the_gateway(served, tmp_path):
                         display="none", model_args={"api_key": "none"}, max_tokens=48)
     assert logs[0].status == "success" and len(logs[0].samples) == 2
     assert all(s.output.completion for s in logs[0].samples)
+
+
+def test_the_command_line_serves_the_gateway(llama, tmp_path):
+    import subprocess, sys
+    port = _free_port()
+    p = subprocess.Popen([sys.executable, "-m", "reasoning_kit", "gateway", "--upstream", llama.model, "--port", str(port),
+                          "--runs-dir", str(tmp_path), "--max-calls", "3"], stderr=subprocess.PIPE, text=True)
+    try:
+        assert "serving" in p.stderr.readline()
+        url = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try: models = httpx.get(url + "/models").json(); break
+            except httpx.TransportError: time.sleep(0.1)
+        assert f"tree_of_thoughts+{llama.model}" in [m["id"] for m in models["data"]]
+        r = httpx.post(url + "/chat/completions", timeout=120, json={"model": f"self_consistency+{llama.model}", "max_tokens": 16,
+                       "messages": [{"role": "user", "content": "1+1?"}], "reasoning_kit": {"budget": {"calls": 5}}})
+        assert r.json()["error"]["param"] == "reasoning_kit.budget.calls"  # over the owner's --max-calls 3
+        r = httpx.post(url + "/chat/completions", timeout=120, json={"model": f"self_consistency+{llama.model}", "max_tokens": 16,
+                       "messages": [{"role": "user", "content": "1+1?"}]})
+        assert r.status_code == 200 and (tmp_path / f"{r.headers['x-run-id']}.jsonl").exists()
+    finally:
+        p.terminate(); p.wait(30)

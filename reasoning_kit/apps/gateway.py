@@ -97,14 +97,21 @@ def in_context(request: LLMRequest, context: list[Message]) -> list[Message]:
     return [*([Message(role="system", content="\n\n".join(systems))] if systems else []), *turns,
             *[m for m in request.messages if m.role != "system"]]
 
-# %% ../../nbs/33_gateway.ipynb #6b9e0c2d
+# %% ../../nbs/33_gateway.ipynb #91bb9b1e
+class _Streamed:
+    "An effect call that has the client stream: llama-server stops a streamed request when its connection closes, a whole one only when done."
+    def __init__(self, call): self._call = call
+    def on_delta(self, delta): pass
+    def __getattr__(self, name): return getattr(self._call, name)
+
 class RequestCalls(BaseHandler):
     "The `llm` handler of one gateway run: configured upstreams only, the conversation around every call, the client's extra parameters."
     effect, result_type = "llm", LLMResponse
     def __init__(self, upstreams: dict[str, LLMHandler], default: str, context: list[Message] = (),
-                 fields: dict | None = None, extra: dict | None = None):  # LLMRequest fields, provider options, added where the call sets none
+                 fields: dict | None = None, extra: dict | None = None,  # LLMRequest fields, provider options, added where the call sets none
+                 stream: bool = False):  # stream every call, so that a cancel stops it at the upstream too
         self.upstreams, self.default, self.context = upstreams, default, list(context)
-        self.fields, self.extra = dict(fields or {}), dict(extra or {})
+        self.fields, self.extra, self.stream = dict(fields or {}), dict(extra or {}), stream
 
     def _route(self, request: LLMRequest) -> tuple[LLMHandler, LLMRequest]:
         h = self.upstreams[request.model if request.model in self.upstreams else self.default]
@@ -113,7 +120,7 @@ class RequestCalls(BaseHandler):
                                              "extra": {**self.extra, **request.extra}})
 
     async def handle(self, request: LLMRequest, call) -> LLMResponse:
-        h, r = self._route(request); return await h.handle(r, call)
+        h, r = self._route(request); return await h.handle(r, _Streamed(call) if self.stream else call)
     def prompt_tokens(self, request: LLMRequest) -> int | None:
         h, r = self._route(request); return h.prompt_tokens(r)
     def pricing(self, request: LLMRequest): return self._route(request)[0].pricing(request)
@@ -219,9 +226,9 @@ def _run_budget(self: Gateway, raw: Any, max_tokens: int | None) -> Budget | Non
 # %% ../../nbs/33_gateway.ipynb #c33a68f8
 @patch
 def _start(self: Gateway, algorithm: Algorithm, upstream: str, task: str, context: list[Message], budget: Budget | None,
-           fields: dict, extra: dict, seed: int, replay: str | None):
+           fields: dict, extra: dict, seed: int, replay: str | None, stream: bool = False):
     "Start one run; returns its tracked entry."
-    engine = Engine(); RequestCalls(self.handlers, upstream, context, fields, extra).attach(engine)
+    engine = Engine(); RequestCalls(self.handlers, upstream, context, fields, extra, stream).attach(engine)
     rid = uuid.uuid4().hex[:16]
     log = self.log_dir / f"{rid}.jsonl" if self.log_dir is not None else None
     past = None
@@ -318,7 +325,7 @@ async def _completions(self: Gateway, request: Request) -> Response:
     if not isinstance(opts, dict): raise bad("stream_options must be an object", "stream_options")
     fields, extra = _upstream_fields({k: v for k, v in body.items() if k not in OURS})
     if self._running() + n > self.max_running: raise bad(f"{self.max_running} runs are in progress, the most this gateway runs at once; try again later", None, 429, "rate_limit_error")
-    entries = [self._start(algorithm, upstream, task, context, budget, fields, extra, seed + i, rk.get("replay")) for i in range(n)]
+    entries = [self._start(algorithm, upstream, task, context, budget, fields, extra, seed + i, rk.get("replay"), stream) for i in range(n)]
     head = {"x-run-id": entries[0].id, "x-run-ids": ",".join(e.id for e in entries)}
     if stream: return StreamingResponse(self._stream(entries, body["model"], upstream, bool(opts.get("include_usage"))), headers=head, media_type="text/event-stream")
     try: await asyncio.wait({e.task for e in entries})
