@@ -105,6 +105,7 @@ def test_n_gives_n_independent_runs(gw):
     ({"model": "self_consistency+fake:m", "reasoning_kit": {"what": 1}}, "reasoning_kit.what", "unknown fields"),
     ({"model": "self_consistency+fake:m", "n": 0}, "n", "n must be"),
     ({"model": "self_consistency+fake:m", "tools": []}, "tools", "not supported"),
+    ({"model": "self_consistency+fake:m", "n": 2, "reasoning_kit": {"replay": "0123456789abcdef"}}, "n", "replays one run"),
     ({"model": "self_consistency+fake:m", "messages": [{"role": "assistant", "content": "x"}]}, "messages[0]", "last message"),
 ])
 def test_bad_requests_are_400s_in_openais_shape_naming_the_field(gw, body, param, words):
@@ -154,7 +155,8 @@ def test_every_answer_has_a_trace_that_survives_a_restart_and_replays_with_zero_
     assert [json.loads(l).get("kind") for l in post(again.app, None, f"/v1/runs/{rid}/events").text.splitlines()][1:] == kinds
     page = post(again.app, None, f"/v1/runs/{rid}.html")
     assert page.status_code == 200 and page.text.lstrip().lower().startswith("<!doctype html")
-    r = post(again.app, {"model": "self_consistency+fake:m", "messages": CHAT, "reasoning_kit": {"config": {"samples": 3}, "replay": rid}}).json()
+    r = post(again.app, {"model": "self_consistency+fake:m", "messages": CHAT, "seed": 7,  # the replayed run's own seed applies
+                         "reasoning_kit": {"config": {"samples": 3}, "replay": rid}}).json()
     assert len(gw.seen) == calls and r["reasoning_kit"]["calls"] == 0 and r["reasoning_kit"]["replayed_calls"] == 1
     assert r["choices"][0]["message"]["content"] == j["choices"][0]["message"]["content"] and r["usage"]["total_tokens"] == 0
     assert post(again.app, None, "/v1/runs/0123456789abcdef/events").status_code == 404

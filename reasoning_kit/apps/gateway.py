@@ -235,6 +235,7 @@ def _start(self: Gateway, algorithm: Algorithm, upstream: str, task: str, contex
     if replay is not None:
         if not isinstance(replay, str) or not RUN_ID.match(replay): raise bad("reasoning_kit.replay must be a run id", "reasoning_kit.replay")
         past = self._log_of(replay)
+        seed = next((e.data.get("seed", seed) for e in past.events if e.kind == "run.started"), seed)  # the run's own draws
     inp = {"task": task, **({"messages": [m.model_dump() for m in context]} if context else {})}
     run = engine.start(algorithm, inp, budget=budget, log=log, seed=seed, replay=past)
     entry = self._track(run, algorithm, rid=rid)
@@ -324,6 +325,7 @@ async def _completions(self: Gateway, request: Request) -> Response:
     opts = body.get("stream_options") or {}
     if not isinstance(opts, dict): raise bad("stream_options must be an object", "stream_options")
     fields, extra = _upstream_fields({k: v for k, v in body.items() if k not in OURS})
+    if rk.get("replay") is not None and n > 1: raise bad("reasoning_kit.replay replays one run: n must be 1", "n")
     if self._running() + n > self.max_running: raise bad(f"{self.max_running} runs are in progress, the most this gateway runs at once; try again later", None, 429, "rate_limit_error")
     entries = [self._start(algorithm, upstream, task, context, budget, fields, extra, seed + i, rk.get("replay"), stream) for i in range(n)]
     head = {"x-run-id": entries[0].id, "x-run-ids": ",".join(e.id for e in entries)}
@@ -492,7 +494,7 @@ def make_app(upstreams: Iterable[str] | dict[str, Any], **options) -> Starlette:
     "The gateway's ASGI application (options as for `Gateway`)."
     return Gateway(upstreams, **options).app
 
-# %% ../../nbs/33_gateway.ipynb #bd85501a
+# %% ../../nbs/33_gateway.ipynb #0799b863
 def parser():
     "`reasoning-kit gateway`'s arguments."
     import argparse
@@ -510,7 +512,7 @@ def parser():
     p.add_argument("--max-running", type=int, default=64, help="runs in progress at once")
     return p
 
-# %% ../../nbs/33_gateway.ipynb #8ca13e60
+# %% ../../nbs/33_gateway.ipynb #15860d1a
 import os
 import sys
 
