@@ -286,6 +286,19 @@ def test_the_openai_sdk_gets_answers_with_usage_equal_to_the_servers_counters(se
         assert u.prompt_tokens - cached == after["prompt_tokens_total"] - before["prompt_tokens_total"]
 
 
+@pytest.mark.parametrize("name", sorted(set(Algorithm.registry) - {"swarm", "generate_test_repair"}))
+def test_the_openai_sdk_gets_an_answer_from_every_algorithm_on_the_real_server(served, name):
+    openai = pytest.importorskip("openai")
+    g, url, up = served
+    r = openai.OpenAI(base_url=url, api_key="none").chat.completions.create(
+        model=f"{name}+{up}", messages=[{"role": "user", "content": "What is 2 + 3?"}], max_tokens=24,
+        extra_body={"reasoning_kit": {"budget": {"calls": 4}}})  # a run its budget stops still answers: its best so far
+    ext = r.model_extra["reasoning_kit"]
+    assert ext["algorithm"] == name and 1 <= ext["calls"] <= 4 and r.usage.completion_tokens > 0
+    assert r.choices[0].finish_reason == ("length" if ext["budget_exhausted"] else "stop")
+    assert isinstance(r.choices[0].message.content, str)
+
+
 def test_the_async_sdk_streams_reasoning_then_content_and_16_clients_get_their_own_answers(served):
     openai = pytest.importorskip("openai")
     g, url, up = served
