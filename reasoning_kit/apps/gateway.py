@@ -52,7 +52,8 @@ from ..core.handlers import BaseHandler
 from ..engine import Algorithm, Budget, Engine, Outcome, Status
 from ..models.core import LLMHandler, LLMRequest, LLMResponse, Message
 from ..sweep.eval import answer_of
-from .server import APIError, RunServer, http_params, is_loopback, scrub, serve
+from .server import APIError, RunServer, http_params, is_loopback, serve
+from ..core.secrets import scrub_json as scrub  # its one home
 
 # %% auto #0
 __all__ = ['RUN_ID', 'OURS', 'REFUSED', 'OPTIONS', 'bad', 'openai_error', 'conversation', 'in_context', 'RequestCalls', 'Gateway',
