@@ -15,6 +15,7 @@ Modules:
 - `reasoning_kit.algos.toolloop`: Call the model; run the tools it asks for; repeat until it answers or the turns run out.
 - `reasoning_kit.algos.tot`: A beam search over reasoning steps: propose several next steps, score them, keep the best few, repeat.
 - `reasoning_kit.algos.tot_prompts`: The default prompts of Tree of Thoughts, the hooks that replace them, and how a model's reply becomes a step, a score or a vote.
+- `reasoning_kit.apps.gateway`: Any algorithm behind an OpenAI-compatible endpoint: `reasoning-kit gateway`.
 - `reasoning_kit.apps.inspect_ai`: Any reasoning_kit algorithm as an inspect_ai solver: its model calls go through inspect's model, and the run's log rides along in the sample's metadata.
 - `reasoning_kit.apps.server`: Start runs and sessions over HTTP, and watch them event by event as they happen.
 - `reasoning_kit.apps.session`: A conversation over many runs: each user message is one run, every run's log is kept, and a turn that died is finished from its log without asking the model again.

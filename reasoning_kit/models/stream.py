@@ -142,13 +142,14 @@ async def _stream_samples(self: HTTPClient, requests: list[LLMRequest], call, fi
 # %% ../../nbs/02f_stream.ipynb #2b1e4115
 @patch
 async def _topped_up(self: HTTPClient, request: LLMRequest, resp: LLMResponse, call) -> AsyncIterator:
-    "`resp`, after streaming the samples a server that ignored `n` left out (marked with their index)."
+    "`resp`, after streaming the samples a server that ignored `n` left out (marked with their index), its usage recounted as `complete` does."
     if len(resp.choices) < request.n:
         k = len(resp.choices)
         async with aclosing(self._stream_samples([sample_of(request, i) for i in range(k, request.n)], call, first=k)) as items:
             async for item in items:
                 if isinstance(item, LLMResponse): resp = merge_responses([resp, item])
                 else: yield item
+    elif request.n > 1 and self.server_tokenizer: resp = await self._recounted(resp)  # llama-server streams one choice's usage too
     yield resp
 
 # %% ../../nbs/02f_stream.ipynb #abda137c

@@ -441,13 +441,15 @@ async def _complete_all(self: HTTPClient, request: LLMRequest, call) -> LLMRespo
 
 @patch
 async def _recounted(self: HTTPClient, resp: LLMResponse) -> LLMResponse:
-    "`resp` with its completion tokens counted from every choice by the server's tokenizer, when it reported fewer."
+    "`resp` with every choice's completion tokens, when the server reported fewer: its count is the first choice's; each other one "
+    "generated its text's tokens by the server's tokenizer, and its end-of-generation token when it stopped (the server counts that too)."
     root = self.base_url.removesuffix("/v1")
     async def count(text: str) -> int:
         r = await self._pool().post(root + "/tokenize", json={"content": text, "add_special": False})
         return len(r.json().get("tokens", [])) if r.status_code == 200 else 0
-    counted = sum(await asyncio.gather(*(count(c.message.content or "") for c in resp.choices)))
-    if counted <= resp.usage.completion_tokens: return resp
+    texts = await asyncio.gather(*(count(c.message.content or "") for c in resp.choices))
+    if sum(texts) <= resp.usage.completion_tokens: return resp
+    counted = resp.usage.completion_tokens + sum(n + (c.finish_reason == "stop") for n, c in zip(texts[1:], resp.choices[1:]))
     usage = resp.usage.model_copy(update={"completion_tokens": counted})
     return resp.model_copy(update={"usage": usage})
 
