@@ -57,16 +57,19 @@ Modules:
 - `reasoning_kit.tools`: `@tool`, the registry and `ToolHandler` under the name the specification's example imports them by.
 - `reasoning_kit.validate`: `ValidationHandler` and `Verdict` under the name the specification's example imports them by.
 - `reasoning_kit.viz.best_of_n`: Every candidate of a best-of-N run with its answer and its score, the votes and summed scores, and the chosen one.
+- `reasoning_kit.viz.code`: For any event of a run, the lines of the algorithm that produced it, the emitting line highlighted.
 - `reasoning_kit.viz.compare`: Two runs of the same task side by side, aligned by the algorithm's steps, with where they part.
 - `reasoning_kit.viz.debate`: The agents' answers in every round, who changed their mind, and the judge's ruling or the tally.
 - `reasoning_kit.viz.export`: Step through a run in any browser, offline: no server, no kernel, no CDN.
 - `reasoning_kit.viz.generate_test_repair`: Candidates across, attempts down: each answer, whether the check passed it, and the failure message its repair answers.
 - `reasoning_kit.viz.generator_critic`: Each round of a GeneratorCritic run: the draft, the critic's verdict and its feedback, in one conversation.
 - `reasoning_kit.viz.html`: Escaping, graphs drawn with or without `dot`, and events, messages and usage as readable HTML.
+- `reasoning_kit.viz.keys`: ← → Home End and space step through a run when the stepper has the focus, and JupyterLab's own shortcuts stay out of it.
 - `reasoning_kit.viz.mcts`: The search tree at any step: visits and mean values on each node, the path selected this iteration, the new nodes, and the answer.
 - `reasoning_kit.viz.reflexion`: Each trial of a Reflexion run: the attempt, the verdict and the lesson drawn from it.
 - `reasoning_kit.viz.self_consistency`: Every sampled reasoning path with its answer, and the tally of the votes as it grows.
 - `reasoning_kit.viz.stepper`: Open any run in a notebook and step through it event by event, with the algorithm's own picture of its state beside the event.
+- `reasoning_kit.viz.still`: A stepper's frame as an SVG image that any notebook reader shows, trusted or not.
 - `reasoning_kit.viz.swarm`: The agents and the hand-offs they may make, the active agent, the hand-offs taken so far in order, and the conversation with who said what.
 - `reasoning_kit.viz.toolloop`: The conversation of a ToolLoop run, turn by turn: what the model said, which tools ran and what they returned.
 - `reasoning_kit.viz.tot`: The whole tree at any step of a TreeOfThoughts run: every step and its score, the beam, what was pruned and why, and the winning path.

@@ -1,4 +1,5 @@
-"""For any event of a run, the lines of the algorithm that produced it, the emitting line highlighted.
+"""For any event of a run, the lines of the algorithm
+that produced it, the emitting line highlighted.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/code.html.md"""
 

@@ -1,4 +1,5 @@
-"""← → Home End and space step through a run when the stepper has the focus, and JupyterLab's own shortcuts stay out of it.
+"""← → Home End and space step through a run when the stepper has
+the focus, and JupyterLab's own shortcuts stay out of it.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/keys.html.md"""
 

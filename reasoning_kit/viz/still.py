@@ -1,4 +1,5 @@
-"""A stepper's frame as an SVG image that any notebook reader shows, trusted or not.
+"""A stepper's frame as an SVG image that any
+notebook reader shows, trusted or not.
 
 Docs: https://reasoning-kit.github.io/reasoning_kit/still.html.md"""
 
