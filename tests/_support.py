@@ -4,6 +4,7 @@ import asyncio
 import dataclasses
 import json
 import random
+import socket
 from pathlib import Path
 
 from reasoning_kit.core.events import Log
@@ -108,3 +109,9 @@ def write_fixture(name: str, out) -> None:
     out.log.write(FIXTURES / f"{name}_v0.1.jsonl")
     (FIXTURES / f"{name}_v0.1.expected.json").write_text(json.dumps(
         {"status": out.status.value, "result": out.value, "state": jsonable(out.state.algo)}, indent=1) + "\n")
+
+
+def free_port() -> int:
+    "A TCP port on 127.0.0.1 that nothing listens on right now."
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from _support import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "tests" / "fixtures" / "stepper_tot.ipynb"
 CHROMIUM = os.environ.get("RK_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -35,15 +37,11 @@ def _require():
     if missing: pytest.fail("the browser test needs " + ", ".join(missing), pytrace=False)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
-
 
 @pytest.fixture
 def voila_url():
     _require()
-    port = _free_port()
+    port = free_port()
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen(
         [sys.executable, "-m", "voila", str(NOTEBOOK), f"--port={port}", "--Voila.ip=127.0.0.1", "--no-browser",

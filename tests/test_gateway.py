@@ -4,7 +4,6 @@ streaming) and inspect_ai against the gateway over a real llama-server, its usag
 import asyncio
 import json
 import re
-import socket
 import threading
 import time
 
@@ -17,7 +16,7 @@ from reasoning_kit.engine import Algorithm, Budget
 from reasoning_kit.models.core import Choice, LLMResponse, Message, Usage
 from reasoning_kit.models.fake import FakeLLMClient
 
-from _support import run
+from _support import run, free_port
 
 SECRET = "sk-test-9c1e5b2d4f607f3a"
 CHAT = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Hi"},
@@ -195,14 +194,10 @@ def test_secrets_never_reach_a_trace(tmp_path):
     assert SECRET not in post(g.app, None, f"/v1/runs/{rid}.html").text
 
 
-def _free_port() -> int:
-    with socket.socket() as s: s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
-
-
 class Serving:
     "The gateway on a real socket, in a thread of its own."
     def __init__(self, gateway: Gateway):
-        self.port = _free_port()
+        self.port = free_port()
         self.server = uvicorn.Server(uvicorn.Config(gateway.app, host="127.0.0.1", port=self.port, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
     def __enter__(self):
@@ -380,7 +375,7 @@ def test_inspect_ai_runs_a_small_eval_through_the_gateway(served, tmp_path):
 
 def test_the_command_line_serves_the_gateway(llama, tmp_path):
     import subprocess, sys
-    port = _free_port()
+    port = free_port()
     p = subprocess.Popen([sys.executable, "-m", "reasoning_kit", "gateway", "--upstream", llama.model, "--port", str(port),
                           "--runs-dir", str(tmp_path), "--max-calls", "3"], stderr=subprocess.PIPE, text=True)
     try:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from _support import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "tests" / "screenshots"
 CHROMIUM = os.environ.get("RK_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -35,10 +37,6 @@ def _require(*mods):
         except ImportError: missing.append(f"{m} (pip install {m})")
     if missing: pytest.fail("this test needs " + ", ".join(missing), pytrace=False)
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
 
 
 def _pictures(page, selector: str) -> list:
@@ -75,7 +73,7 @@ def lab(tmp_path):
     "A JupyterLab serving a fresh folder, with its own (empty) trust database: yields its URL and the folder."
     _require("playwright", "jupyterlab", "anywidget")
     work = tmp_path / "work"; work.mkdir()
-    port = _free_port(); log = tempfile.TemporaryFile()
+    port = free_port(); log = tempfile.TemporaryFile()
     env = {**os.environ, "JUPYTER_DATA_DIR": str(tmp_path / "data"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
            "JUPYTER_CONFIG_DIR": str(tmp_path / "config")}  # its own trust database: nothing signed before
     proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
