@@ -185,8 +185,8 @@ def test_display_keeps_a_still_and_a_caption_never_a_widget_repr(monkeypatch):
     assert bundle["text/plain"] == "Stepper: viz_test_tally, event 6 of 11 - run the notebook to step through it"
     with capture_output() as cap: s._ipython_display_()
     assert [sorted(o.data) for o in cap.outputs] == [["image/svg+xml", "text/plain"]]  # outside a kernel: no widget
-    import reasoning_kit.viz.stepper as st
-    monkeypatch.setattr(st, "in_kernel", lambda: True)  # in a kernel: the widget after the still, its text the caption
+    import reasoning_kit.viz.stepper as st, reasoning_kit.viz.still as still_module
+    monkeypatch.setattr(still_module, "in_kernel", lambda: True)  # in a kernel: the widget after the still, its text the caption
     with capture_output() as cap: s._ipython_display_()
     still, widget = [o.data for o in cap.outputs]
     assert "image/svg+xml" in still and "application/vnd.jupyter.widget-view+json" in widget and "text/html" not in widget

@@ -13,7 +13,7 @@ from fastcore.basics import patch
 from ..engine.timetravel import RunDiff, diff
 from .html import FRAME_CSS, esc, shorten
 from .views import matcher
-from .still import in_kernel, still_svg
+from .still import display_still_then_widget, in_kernel, still_svg
 from .stepper import HIDE_STILL, Stepper
 
 # %% auto #0
@@ -112,9 +112,4 @@ def _repr_mimebundle_(self: Compare, include=None, exclude=None):
 @patch
 def _ipython_display_(self: Compare):
     "In a notebook: the still, then (in a kernel) the widget, which hides the still above it where it runs."
-    from IPython.display import display
-    display(self._repr_mimebundle_(), raw=True)
-    if not in_kernel(): return
-    try: w = self.widget()
-    except ImportError: return
-    display({**w._repr_mimebundle_(), "text/plain": self._repr_mimebundle_()["text/plain"]}, raw=True)
+    display_still_then_widget(self)

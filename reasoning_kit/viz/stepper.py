@@ -24,7 +24,7 @@ from .html import (FRAME_CSS, GRAPH_MARK, NO_DOT, READABLE, STYLESHEET, readable
                                     frame_html, message_html, shorten, status_colour, to_html, usage_html)
 from .code import code_html
 from .keys import keys_widget
-from .still import in_kernel, still_svg
+from .still import display_still_then_widget, in_kernel, still_svg
 from .views import Jump, View, generic_view, matcher, reply_text, says, state_table, tie_note, view, view_for, views
 from fastcore.basics import patch
 
@@ -445,12 +445,7 @@ HIDE_STILL = ('<style>.jp-OutputArea-child:has(img[src*="rk-still"]):has(+ .jp-O
 @patch
 def _ipython_display_(self: Stepper):
     "In a notebook: the still, then (in a kernel) the widget, which hides the still above it where it runs."
-    from IPython.display import display
-    display(self._repr_mimebundle_(), raw=True)
-    if not in_kernel(): return
-    try: w = self.widget()
-    except ImportError: return
-    display({**w._repr_mimebundle_(), "text/plain": self.caption()}, raw=True)  # its text is the caption, never the widget's own `VBox(...)` text
+    display_still_then_widget(self)
 
 
 # %% ../../nbs/22_stepper.ipynb #b14308ee

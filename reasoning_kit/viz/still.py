@@ -18,7 +18,7 @@ from .html import FRAME_CSS, STYLESHEET
 
 
 # %% auto #0
-__all__ = ['WIDTH', 'xhtml', 'text_height', 'still_svg', 'in_kernel']
+__all__ = ['WIDTH', 'xhtml', 'text_height', 'still_svg', 'in_kernel', 'display_still_then_widget']
 
 # %% ../../nbs/21b_still.ipynb #1b3daada
 _DROP = re.compile(r"<\?xml.*?\?>|<!DOCTYPE[^>]*>|<!--.*?-->", re.S)
@@ -86,3 +86,13 @@ def in_kernel() -> bool:
     try: from IPython import get_ipython
     except ImportError: return False
     return getattr(get_ipython(), "kernel", None) is not None
+
+# %% ../../nbs/21b_still.ipynb #f01f93fb
+def display_still_then_widget(obj) -> None:
+    "Show `obj`'s still and caption (`_repr_mimebundle_`), then, in a kernel, its `widget()` captioned the same."
+    from IPython.display import display
+    bundle = obj._repr_mimebundle_(); display(bundle, raw=True)
+    if not in_kernel(): return
+    try: w = obj.widget()
+    except ImportError: return  # no ipywidgets: the still is what there is
+    display({**w._repr_mimebundle_(), "text/plain": bundle["text/plain"]}, raw=True)
