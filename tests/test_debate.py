@@ -365,7 +365,7 @@ def make_fixture():  # run once by hand to write the frozen v0.1 log
 
 def test_frozen_v0_1_log_keeps_folding_to_the_same_state():
     texts = read_fixture("debate")[1]["state"]["texts"]  # the result now shows the raw replies too
-    state, expected = check_fixture("debate", Debate, {"state": {"trimmed": [], "judge_ignored": None}, "result": {"texts": texts}})  # status, state and result
+    state, expected = check_fixture("debate", Debate, {"state": {"trimmed": [], "judge_ignored": None, "sized": None}, "result": {"texts": texts}})  # status, state and result
     assert expected["result"]["answers"][1] == ["12", "12", None] and expected["result"]["dropped"] == [2]
 
 
@@ -433,9 +433,10 @@ def test_trimmed_runs_do_not_depend_on_completion_order(seed):
 
 
 def test_peer_chars_is_checked_at_construction():
-    for bad in (99, 20001, 2.5, "600", None):
+    for bad in (99, 20001, 2.5, "600", True):
         with pytest.raises(ValueError, match="peer_chars"):
             Debate(peer_chars=bad)
+    assert Debate().peer_chars is None and Debate(peer_chars=None).config()["peer_chars"] is None  # None: sized from the window
 
 
 # --- the judge chooses among the agents' answers; a numeric question's sentences abstain (issue 43) ---------
@@ -485,3 +486,56 @@ def test_a_sentence_abstains_when_the_others_give_numbers():
     out, _ = run_scripted(Debate(rounds=0), model, task="What is 4 + 5? Reply with the number.")
     assert out.value["answers"] == [[None, "9", "9"]] and out.value["answer"] == "9"
     assert not out.value["judged"]  # the judge named no number: it abstained (judge_failed), the vote decided
+
+
+# --- prompts sized from the window the server reports (issue 43) -------------------------------------
+
+from reasoning_kit.models.fake import FakeLLMClient
+
+
+def words_of(request) -> int:
+    "A scripted model's prompt tokens: its words."
+    return sum(len((m.content or "").split()) for m in request.messages)
+
+
+def rambler(lengths):
+    "Agent i always writes about `lengths[i]` words ending in its answer; the judge a short ruling."
+    def model(request):
+        if request.role == "judge":
+            return text("Having read them all: 11.")
+        i = next(k for k in range(len(lengths)) if f"agent {k + 1}." in system_of(request))
+        return text(("Let me check this once more, step by careful step. " * (lengths[i] // 9 + 1)) + "So 3 + 8 = 11.")
+    return model
+
+
+@settings(max_examples=40, deadline=None)
+@given(window=st.integers(500, 12000), agents=st.integers(2, 4), rounds=st.integers(0, 3),
+       lengths=st.lists(st.integers(5, 300), min_size=4, max_size=4))
+def test_sized_prompts_never_exceed_the_window_and_replay_alike(window, agents, rounds, lengths):
+    client = FakeLLMClient(rambler(lengths[:agents]), context_window=window)
+    out, _ = run_scripted(Debate(agents=agents, rounds=rounds), client, task="What is 3 + 8?")
+    sized = out.state.algo.sized
+    assert sized is not None and sized["window"] == window
+    longest = max(len(t.split()) for row in out.value["texts"] for t in row if t)
+    if sized["fits"]:  # every prompt, and a reply as long as the longest (or half the window, if less), fit in the window
+        assert max(words_of(r) for r in client.requests) + min(longest, window // 2) <= window
+    silent = FakeLLMClient(lambda r: 1 / 0)
+    again, _ = run_scripted(Debate(agents=agents, rounds=rounds), silent, task="What is 3 + 8?", replay=out.log)
+    assert silent.calls == 0 and again.state.algo == out.state.algo
+
+
+@settings(max_examples=40, deadline=None)
+@given(window=st.integers(500, 12000), agents=st.integers(2, 4), rounds=st.integers(1, 3),
+       lengths=st.lists(st.integers(5, 300), min_size=4, max_size=4))
+def test_a_large_window_is_not_cut_below_what_fits(window, agents, rounds, lengths):
+    """Each reply shown gets an equal share of the room: when the most crowded prompt, with every reply in it as long as
+    the longest, and room for one more, takes at most half the window, nothing is cut."""
+    whole = FakeLLMClient(rambler(lengths[:agents]))
+    uncut, _ = run_scripted(Debate(agents=agents, rounds=rounds, peer_chars=20000), whole, task="What is 3 + 8?")
+    longest = max(len(t.split()) for row in uncut.value["texts"] for t in row if t)
+    first = max(words_of(r) for r in whole.requests if "Other agents answered" not in user_of(r))
+    if first + rounds * (agents * (longest + 3) + 40) + longest * 5 // 4 > window // 2:
+        return  # no room to spare: the other test holds it to the window
+    out, _ = run_scripted(Debate(agents=agents, rounds=rounds), FakeLLMClient(rambler(lengths[:agents]), context_window=window),
+                          task="What is 3 + 8?")
+    assert out.state.algo.trimmed == [] and out.value == uncut.value

@@ -78,7 +78,7 @@ def test_replay_and_prefixes():
 
 
 def test_frozen_v0_1_log_keeps_folding_to_the_same_state():
-    check_fixture("reflexion", Reflexion)
+    check_fixture("reflexion", Reflexion, {"state": {"sized": None}})
 
 
 def freeze():
@@ -172,3 +172,33 @@ def test_lesson_chars_is_checked_at_construction():
     for bad in (19, 5001, 1.5, "300"):
         with pytest.raises(ValueError, match="lesson_chars"):
             Reflexion(lesson_chars=bad)
+
+
+# --- lessons sized from the window the server reports (issue 43) -------------------------------------
+
+from reasoning_kit.models.fake import FakeLLMClient
+
+
+def wordy(attempt_words: int, lesson_words: int):
+    "An actor that writes `attempt_words` words and never states the unit; a reflector that writes `lesson_words`."
+    def model(r):
+        if "reviewing a failed attempt" in system_of(r):
+            return text(" ".join(["unit"] + ["distances need units to mean anything"] * (lesson_words // 6 + 1)))
+        return text(" ".join(["about"] * attempt_words) + " 42")
+    return model
+
+
+@settings(max_examples=60, deadline=None)
+@given(window=st.integers(300, 8000), keep=st.integers(1, 6), attempt=st.integers(1, 200), lesson=st.integers(5, 400))
+def test_sized_lessons_keep_every_attempt_within_the_window_and_replay_alike(window, keep, attempt, lesson):
+    client = FakeLLMClient(wordy(attempt, lesson), context_window=window)
+    algo = Reflexion(validator="precise", max_trials=keep + 2, keep_reflections=keep)
+    out, _ = run_scripted(algo, client, task="How far?", handlers=[checks()])
+    sized = out.state.algo.sized
+    assert sized is not None and sized["window"] == window and sized["pieces"] == keep
+    actors = [r for r in client.requests if r.role == "actor"]
+    if sized["fits"]:  # the actor's prompt with its lessons, and a reply as long as the longest (at most half the window), fit
+        assert max(sum(len(m.content.split()) for m in r.messages) for r in actors) + min(sized["reply_tokens"], window // 2) <= window
+    again, silent = run_scripted(Reflexion(validator="precise", max_trials=keep + 2, keep_reflections=keep), lambda r: 1 / 0,
+                                 task="How far?", handlers=[checks()], replay=out.log)
+    assert silent.calls == 0 and again.state.algo == out.state.algo

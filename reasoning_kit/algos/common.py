@@ -9,13 +9,15 @@ Docs: https://reasoning-kit.github.io/reasoning_kit/common.html.md"""
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from typing import Callable
 
 from ..core.events import Event
 
 # %% auto #0
-__all__ = ['extract_answer', 'majority', 'task_of', 'apply_events', 'Renames', 'ScorerError', 'code_score']
+__all__ = ['extract_answer', 'majority', 'task_of', 'apply_events', 'Renames', 'ScorerError', 'code_score', 'context_of',
+           'fit_chars']
 
 # %% ../../nbs/09a_common.ipynb #a2fe8966
 _ANSWER = re.compile(r"answer\s*(?:is\s*)?[*_]*\s*[:：]\s*[*_]*[ \t]*\n?[ \t]*([^\n]*)", re.IGNORECASE)
@@ -86,3 +88,29 @@ async def code_score(owner: str,  # the algorithm, for the message
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 10:  # nan fails 0 <= v
         raise ScorerError(f"{owner}: {what} {name} returned {v!r:.40} for {where}; a {what} returns a number from 0 to 10" + (" or a bool" if bools else ""))
     return float(v)
+
+# %% ../../nbs/09a_common.ipynb #7244263a
+def context_of(replies: list, prompt_chars: int = 0) -> dict | None:
+    """What `replies` (LLMResponses) say of the context their requests had: the smallest window, the longest prompt and
+    reply in tokens, the fewest characters per token of their text, and of their prompt (`prompt_chars` characters long,
+    template included: a cautious figure); None when none reports a window."""
+    rs = [r for r in replies if getattr(r, "window", None)]
+    if not rs: return None
+    ratios = [len(c.message.content or "") / (r.usage.completion_tokens / len(r.choices))
+              for r in rs if r.usage.completion_tokens for c in r.choices if c.message.content]
+    cpt = max(min(ratios, default=2.0), 1.0)  # a token is at least one character here: the cautious floor
+    prompt = max(r.usage.prompt_tokens for r in rs) or math.ceil(prompt_chars / cpt)  # no usage: the prompt at the replies' rate
+    reply = max(math.ceil(r.usage.completion_tokens / len(r.choices)) for r in rs)
+    pcpt = max(prompt_chars / prompt, 1.0) if prompt_chars and prompt else cpt
+    return {"window": min(r.window for r in rs), "prompt_tokens": prompt, "reply_tokens": reply, "chars_per_token": round(cpt, 3),
+            "prompt_chars_per_token": round(pcpt, 3)}
+
+def fit_chars(context: dict,  # from `context_of`
+              pieces: int,  # texts that share the room, each cut to the characters returned
+              extra_chars: int = 0,  # labels, prompts and markers the growing part adds (counted as the prompt's text)
+              messages: int = 0) -> int:  # chat messages it adds (each costs the template a few tokens)
+    "Characters each of `pieces` texts may keep so the prompt, and a reply as long as the longest seen, fit the window."
+    w, cpt = context["window"], context["chars_per_token"] * 0.9  # a tenth spare: a cut text tokenizes a little worse
+    room = min(max(context["reply_tokens"] * 5 // 4, w // 16), w // 2)
+    left = w - room - context["prompt_tokens"] - extra_chars / context.get("prompt_chars_per_token", cpt) - 8 * messages - 16
+    return max(int(left * cpt / max(pieces, 1)), 0)

@@ -14,7 +14,7 @@ from typing import Callable
 
 from fastcore.basics import patch
 
-from .common import apply_events, majority, task_of
+from .common import apply_events, context_of, fit_chars, majority, task_of
 from .answers import KINDS, extract, extract_all, question_kind
 from ..core.events import Event
 from ..models.core import LLMRequest, assistant, system, user
@@ -23,7 +23,7 @@ from ..engine import Algorithm, BudgetExhausted, Context, EffectFailed, Status
 from ..core.checks import check_bool, check_choice, check_float, check_int, check_str, check_str_list
 
 # %% auto #0
-__all__ = ['AGENT_PROMPT', 'REVISE_PROMPT', 'JUDGE_PROMPT', 'DebateState', 'Debate']
+__all__ = ['AGENT_PROMPT', 'REVISE_PROMPT', 'PEER_CHARS', 'JUDGE_PROMPT', 'DebateState', 'Debate']
 
 # %% ../../nbs/12_debate.ipynb #6c035e80
 @dataclass
@@ -45,6 +45,7 @@ class DebateState:
     failed: str | None = None
     judge_error: str | None = None
     trimmed: list[dict] = field(default_factory=list)  # replies shown to others cut short: {"round", "agent", "chars", "kept"}
+    sized: dict | None = None  # the cut sized from the server's window (`debate.sized`), when it reported one
     ruling: dict | None = None  # the judge's {"answer", "text"}
     judge_ignored: dict | None = None  # a ruling that was none of the agents' answers: {"answer", "text", "candidates"}
     votes: dict[str, int] | None = None  # the final tally, when the vote decided
@@ -80,6 +81,7 @@ def _trimmed(s: DebateState, d: dict): s.trimmed.append({k: d[k] for k in ("roun
 def _judged(s: DebateState, d: dict): s.ruling = {"answer": d["answer"], "text": d["text"]}
 def _judge_ignored(s: DebateState, d: dict): s.judge_ignored = {k: d[k] for k in ("answer", "text", "candidates")}
 def _tallied(s: DebateState, d: dict): s.votes = dict(d["votes"])
+def _sized(s: DebateState, d: dict): s.sized = dict(d)
 def _finished(s: DebateState, d: dict): s.answer, s.judged, s.done = d["answer"], d["judged"], True
 
 _DEBATE_EVENTS = {"debate.started": _started, "debate.round_started": _round_started, "debate.answered": _answered,
@@ -87,13 +89,14 @@ _DEBATE_EVENTS = {"debate.started": _started, "debate.round_started": _round_sta
                   "debate.stopped_early": _stopped_early, "debate.failed": _failed,
                   "debate.judge_failed": _judge_failed, "debate.judged": _judged, "debate.tallied": _tallied,
                   "debate.finished": _finished, "debate.trimmed": _trimmed,
-                  "debate.judge_ignored": _judge_ignored}
+                  "debate.judge_ignored": _judge_ignored, "debate.sized": _sized}
 
 # %% ../../nbs/12_debate.ipynb #87afb714
 AGENT_PROMPT = ("You are one of {agents} agents answering the same question. Later you will see the other agents' "
                 "answers and may revise yours. Reason step by step, then end with a line 'Answer: <your answer>'.")
 REVISE_PROMPT = ("Other agents answered:\n\n{others}\n\nUse their reasoning as additional advice: check it against "
                  "your own, then give your updated answer. End with a line 'Answer: <your answer>'.")
+PEER_CHARS = 600  # the bound when no window is known
 JUDGE_PROMPT = ("You are the judge of a debate. {agents} agents answered the question, read each other's answers "
                 "and revised their own. Weigh their final answers and reasoning and decide which answer is correct "
                 "(or give a better one). Explain briefly, then end with a line 'Answer: <answer>'.")
@@ -123,7 +126,7 @@ class Debate(Algorithm):
                  parse: Callable[[str], str | None] | None = None,  # reply -> answer, used as given; default: `extract`, normalised
                  kind: str = "auto",  # how `extract` reads a reply: "auto", "number", "word" or "text"
                  units: bool = False,  # keep a unit after a number ("11 km" and "11 m" then differ)
-                 peer_chars: int = 600,  # characters of a reply shown to others and the judge, 100 to 20000 (the rest is cut)
+                 peer_chars: int | None = None,  # characters of a reply shown to others and the judge, 100 to 20000; None: what the window fits (PEER_CHARS without one)
                  agent_prompt: str | None = None,  # replaces AGENT_PROMPT
                  revise_prompt: str | None = None,  # replaces REVISE_PROMPT
                  judge_prompt: str | None = None,  # replaces JUDGE_PROMPT
@@ -137,7 +140,7 @@ class Debate(Algorithm):
         judge, temperature = check_bool("Debate", "judge", judge), check_float("Debate", "temperature", temperature, 0, 2, none=True)
         check_callable("Debate", "parse", parse)
         self.kind, self.units = check_choice("Debate", "kind", kind, KINDS), check_bool("Debate", "units", units)
-        self.peer_chars = check_int("Debate", "peer_chars", peer_chars, 100, 20000)
+        self.peer_chars = None if peer_chars is None else check_int("Debate", "peer_chars", peer_chars, 100, 20000)
         self.debater_model, self.judge_model = check_str("Debate", "debater_model", debater_model, none=True), check_str("Debate", "judge_model", judge_model, none=True)
         _check_prompt("Debate", "agent_prompt", agent_prompt, (), ("agents",))
         _check_prompt("Debate", "revise_prompt", revise_prompt, ("others",), ("others",))
@@ -201,15 +204,34 @@ def _agent_request(self: Debate, s: DebateState, i: int, r: int) -> LLMRequest:
     "Agent `i`'s request in round `r`: its conversation so far, plus the others' previous replies."
     msgs = [system(self._system_for(i)), user(s.task)]
     for k in range(1, r + 1):
-        others = _others(s, k - 1, i, self.peer_chars)
-        msgs += [assistant(_cut(s.texts[k - 1][i], self.peer_chars)), user((self.revise_prompt or REVISE_PROMPT).format(others=others))]
+        others = _others(s, k - 1, i, self._limit(s))
+        msgs += [assistant(_cut(s.texts[k - 1][i], self._limit(s))), user((self.revise_prompt or REVISE_PROMPT).format(others=others))]
     return LLMRequest(messages=msgs, role="debater", temperature=self.temperature, model=self.debater_model)
+
+# %% ../../nbs/12_debate.ipynb #6b6fc780
+@patch
+def _limit(self: Debate, s: DebateState) -> int:
+    "Characters of a reply shown to others: `peer_chars`, else the sized cut (`debate.sized`), else `PEER_CHARS`."
+    return self.peer_chars if self.peer_chars is not None else s.sized["chars"] if s.sized else PEER_CHARS
+
+@patch
+def _size(self: Debate, ctx: Context, replies: list) -> None:
+    "Size the cut from the window round 0's `replies` report (`debate.sized`); nothing when `peer_chars` is set or none reports one."
+    s = ctx.state
+    if self.peer_chars is not None or not (self.rounds or self.judge): return
+    m = context_of(replies, prompt_chars=len(self._system_for(0)) + len(s.task))
+    if m is None: return
+    rounds = max(self.rounds, 1)
+    extra = max(rounds * (len(self.revise_prompt or REVISE_PROMPT) + self.agents * 45),  # a label and a cut marker a reply
+                len(self.judge_prompt or JUDGE_PROMPT) + self.agents * 60)
+    chars = fit_chars(m, rounds * self.agents, extra, messages=2 * rounds)
+    ctx.emit("debate.sized", chars=max(chars, 100), fits=chars >= 100, pieces=rounds * self.agents, **m)
 
 # %% ../../nbs/12_debate.ipynb #d2bfa75c
 @patch
 def _judge_request(self: Debate, s: DebateState) -> LLMRequest:
     last = s.finished_rounds - 1
-    finals = "\n\n".join(f"[Agent {i + 1}] (answer: {s.answers[last][i]})\n{_cut(t, self.peer_chars)}"
+    finals = "\n\n".join(f"[Agent {i + 1}] (answer: {s.answers[last][i]})\n{_cut(t, self._limit(s))}"
                          for i, t in enumerate(s.texts[last]) if t is not None)
     return LLMRequest(messages=[system((self.judge_prompt or JUDGE_PROMPT).format(agents=self.agents)),
                                 user(f"Question: {s.task}\n\nThe agents' final answers:\n\n{finals}")], role="judge", model=self.judge_model)
@@ -222,6 +244,7 @@ async def _round(self: Debate, ctx: Context, r: int, active: list[int]) -> list[
     s = ctx.state
     replies = await ctx.gather(*[ctx.llm(self._agent_request(s, i, r), key=f"debate/r{r}/a{i}") for i in active],
                                return_exceptions=True)
+    if r == 0: self._size(ctx, [rep for rep in replies if not isinstance(rep, BaseException)])
     cut, answered = None, []
     read = iter(self._read(s, [rep.text for rep in replies if not isinstance(rep, BaseException)]))
     for i, rep in zip(active, replies):
@@ -231,8 +254,8 @@ async def _round(self: Debate, ctx: Context, r: int, active: list[int]) -> list[
             answer = next(read)
             changed = r > 0 and answer != s.answers[r - 1][i]
             ctx.emit("debate.answered", agent=i, round=r, answer=answer, text=rep.text, changed=changed)
-            if len(rep.text) > self.peer_chars:
-                ctx.emit("debate.trimmed", round=r, agent=i, chars=len(rep.text), kept=self.peer_chars)
+            if len(rep.text) > self._limit(s):
+                ctx.emit("debate.trimmed", round=r, agent=i, chars=len(rep.text), kept=self._limit(s))
             answered.append(i)
     if cut is not None: raise cut
     if not answered:

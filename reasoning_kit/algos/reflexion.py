@@ -14,13 +14,14 @@ from fastcore.basics import patch
 
 from ..core.events import Event
 from ..models.core import LLMRequest, Message
-from .common import Renames, apply_events
+from .common import Renames, apply_events, context_of, fit_chars
 from .answers import read_verdict
 from ..engine import Algorithm, Context, Status
 from ..core.checks import check_float, check_int, check_str, input_notes
 
 # %% auto #0
-__all__ = ['ACTOR', 'CRITIC', 'REFLECTOR', 'REFLEXION_EVENTS', 'lessons_block', 'parse_critique', 'ReflexionState', 'Reflexion']
+__all__ = ['ACTOR', 'CRITIC', 'REFLECTOR', 'REFLEXION_EVENTS', 'LESSON_CHARS', 'lessons_block', 'parse_critique',
+           'ReflexionState', 'Reflexion']
 
 # %% ../../nbs/11_reflexion.ipynb #86199bb2
 ACTOR = "Answer the task. Be concise."
@@ -50,6 +51,7 @@ class ReflexionState:
     trials: list[dict] = field(default_factory=list)  # {trial, candidate, ok, feedback, lesson}
     reflections: list[str] = field(default_factory=list)  # lessons in effect, newest last
     passed: bool = False
+    sized: dict | None = None  # the lesson cut sized from the server's window (`reflexion.sized`), when it reported one
 
 # %% ../../nbs/11_reflexion.ipynb #4526ac44
 class Reflexion(Renames, Algorithm):
@@ -60,14 +62,14 @@ class Reflexion(Renames, Algorithm):
     def __init__(self, validator: str | None = None,  # a ValidationHandler check; None: an LLM critic
                  max_trials: int = 3,  # attempts at most (1 to 10)
                  keep_reflections: int = 5,  # lessons kept in the prompt (0 to 20)
-                 lesson_chars: int = 300,  # a lesson longer than this many characters is cut (20 to 5000)
+                 lesson_chars: int | None = None,  # a lesson longer than this many characters is cut (20 to 5000); None: what the window fits (LESSON_CHARS without one)
                  actor_prompt: str = ACTOR, critic_prompt: str = CRITIC, reflector_prompt: str = REFLECTOR,  # the three system prompts
                  actor_model: str | None = None, critic_model: str | None = None, reflector_model: str | None = None,  # models per role
                  temperature: float | None = None):  # sampling temperature for every call, 0 to 2 (None: the model's default)
         n = "Reflexion"
         self.validator = check_str(n, "validator", validator, none=True)
         self.max_trials, self.keep_reflections = check_int(n, "max_trials", max_trials, 1, 10), check_int(n, "keep_reflections", keep_reflections, 0, 20)
-        self.lesson_chars = check_int(n, "lesson_chars", lesson_chars, 20, 5000)
+        self.lesson_chars = None if lesson_chars is None else check_int(n, "lesson_chars", lesson_chars, 20, 5000)
         for k, v in dict(actor_prompt=actor_prompt, critic_prompt=critic_prompt, reflector_prompt=reflector_prompt).items(): setattr(self, k, check_str(n, k, v))
         for k, v in dict(actor_model=actor_model, critic_model=critic_model, reflector_model=reflector_model).items(): setattr(self, k, check_str(n, k, v, none=True))
         self.temperature = check_float(n, "temperature", temperature, 0, 2, none=True)
@@ -81,9 +83,10 @@ def _attempted(s: ReflexionState, d: dict):
     s.trials.append({"trial": d["trial"], "candidate": d["candidate"], "ok": None, "feedback": None, "lesson": None})
 def _feedback(s: ReflexionState, d: dict): s.trials[-1].update(ok=d["ok"], feedback=d["message"]); s.passed = d["ok"]
 def _reflected(s: ReflexionState, d: dict): s.trials[-1]["lesson"] = d["lesson"]; s.reflections.append(d["lesson"])
+def _sized(s: ReflexionState, d: dict): s.sized = dict(d)
 
 REFLEXION_EVENTS = {"reflexion.started": _started, "reflexion.attempted": _attempted,
-                    "reflexion.feedback": _feedback, "reflexion.reflected": _reflected}
+                    "reflexion.feedback": _feedback, "reflexion.reflected": _reflected, "reflexion.sized": _sized}
 
 # %% ../../nbs/11_reflexion.ipynb #890285bb
 @patch
@@ -96,6 +99,19 @@ def result(self: Reflexion, s: ReflexionState) -> dict:
     candidate = s.trials[-1]["candidate"] if s.trials else None
     return {"candidate": candidate, "answer": candidate, "trials": len(s.trials),
             "reflections": s.reflections, "passed": s.passed}
+
+# %% ../../nbs/11_reflexion.ipynb #5269e16b
+LESSON_CHARS = 300  # the lesson bound when no window is known
+
+@patch
+def _limit(self: Reflexion, ctx: Context, attempt, lesson) -> int:
+    "Characters a lesson keeps: `lesson_chars`, else sized once from the window `attempt` and `lesson` report (`reflexion.sized`), else LESSON_CHARS."
+    if self.lesson_chars is not None: return self.lesson_chars
+    s = ctx.state
+    if s.sized is None and self.keep_reflections and (m := context_of([attempt, lesson], len(self.actor_prompt) + len(str(ctx.input.get("task"))))):
+        chars = fit_chars(m, self.keep_reflections, len(lessons_block(["x"])) + 4 * self.keep_reflections)
+        ctx.emit("reflexion.sized", chars=max(chars, 20), fits=chars >= 20, pieces=self.keep_reflections, **m)
+    return s.sized["chars"] if s.sized else LESSON_CHARS
 
 # %% ../../nbs/11_reflexion.ipynb #b230b93a
 @patch
@@ -113,10 +129,10 @@ async def run(self: Reflexion, ctx: Context) -> Status | None:
         lesson = await ctx.llm([Message(role="system", content=self.reflector_prompt),
                                 Message(role="user", content=f"Task: {task}\n\nAttempt: {attempt.text}\n\nWhy it failed: {message}")],
                                key=f"reflexion/{t}/reflect", **self._fields("reflector"))
-        text = lesson.text.strip()
-        if len(text) > self.lesson_chars:
-            ctx.emit("reflexion.trimmed", trial=t, chars=len(text), kept=self.lesson_chars)
-            text = text[:self.lesson_chars - 1].rstrip() + "…"
+        text, limit = lesson.text.strip(), self._limit(ctx, attempt, lesson)
+        if len(text) > limit:
+            ctx.emit("reflexion.trimmed", trial=t, chars=len(text), kept=limit)
+            text = text[:limit - 1].rstrip() + "…"
         ctx.emit("reflexion.reflected", trial=t, lesson=text)
     return Status.NO_SOLUTION
 

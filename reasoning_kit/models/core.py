@@ -121,6 +121,7 @@ class LLMResponse(BaseModel):
     choices: list[Choice] = Field(min_length=1)
     usage: Usage = Field(default_factory=Usage)
     model: str | None = None
+    window: int | None = None  # tokens of context the server gives one request (prompt and reply), when its client knows; None: unknown
 
     @property
     def message(self) -> Message: return self.choices[0].message
@@ -213,6 +214,9 @@ def _response(r) -> dict:
     out = {"choices": choices}
     if u := _usage(r.usage): out["usage"] = u
     if r.model is not None: out["model"] = _str(r.model)
+    if r.window is not None:
+        if type(r.window) is not int: raise _NotPlain
+        out["window"] = r.window
     return out
 
 # %% ../../nbs/01_llm.ipynb #3a3f8e4d
@@ -246,9 +250,9 @@ def _usage_from(d) -> Usage | None:
 
 # %% ../../nbs/01_llm.ipynb #e50f9616
 def _response_from(d) -> LLMResponse | None:
-    if type(d) is not dict or not {"choices", "usage", "model"}.issuperset(d): return None
-    cs, model = d.get("choices"), d.get("model")
-    if type(cs) is not list or not cs or not (model is None or type(model) is str): return None
+    if type(d) is not dict or not {"choices", "usage", "model", "window"}.issuperset(d): return None
+    cs, model, window = d.get("choices"), d.get("model"), d.get("window")
+    if type(cs) is not list or not cs or not (model is None or type(model) is str) or not (window is None or type(window) is int): return None
     usage = _usage_from(d["usage"]) if "usage" in d else Usage()
     choices = []
     for c in cs:
@@ -257,7 +261,7 @@ def _response_from(d) -> LLMResponse | None:
         if m is None or type(fr) is not str or fr not in _FINISH: return None
         choices.append(_choice_t(message=m, finish_reason=fr) if "finish_reason" in c else _choice_t(message=m))
     if usage is None: return None
-    return _response_t(choices=choices, usage=usage, **({"model": model} if "model" in d else {}))
+    return _response_t(choices=choices, usage=usage, **({"model": model} if "model" in d else {}), **({"window": window} if "window" in d else {}))
 
 _FROM_LOG = {LLMResponse: _response_from}
 

@@ -56,13 +56,16 @@ class FakeLLMClient:
     "A scripted model: `fn(request)` or `fn(request, key)` returns the reply (see `takes_key`)."
     def __init__(self, model: Callable[..., LLMResponse | str],  # fn(request) or fn(request, key)
                  name: str = "fake",  # the model name on responses
-                 keep: int | None = 1000):  # requests kept in `requests` (None: all)
+                 keep: int | None = 1000,  # requests kept in `requests` (None: all)
+                 context_window: int | None = None):  # the window each response reports (tokens: words, as usage counts them); None: unknown
         if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
             raise ValueError(f"FakeLLMClient: keep must be a non-negative int or None, got {keep!r}")
         if not callable(model): raise TypeError(f"FakeLLMClient: model must be a function fn(request) or fn(request, key) returning the reply, got "
                                                 f"{type(model).__name__} {model!r:.60}" + (" (for one fixed reply: FakeLLMClient(lambda request: 'hello'))" if isinstance(model, str) else ""))
         if name is not None and not isinstance(name, str): raise ValueError(f"FakeLLMClient: name must be a string or None, got {name!r:.80}")
-        self.model, self.name, self.keep = model, name, keep
+        if context_window is not None and (isinstance(context_window, bool) or not isinstance(context_window, int) or context_window < 1):
+            raise ValueError(f"FakeLLMClient: context_window must be a positive int or None, got {context_window!r:.80}")
+        self.model, self.name, self.keep, self.context_window = model, name, keep, context_window
         self.takes_key = takes_key(model)  # decided once: is the effect key passed as a second argument?
         self.calls = 0  # how many times `complete` was called
         self.requests: list[LLMRequest] = []  # the last `keep` requests
@@ -120,7 +123,7 @@ async def complete(self: FakeLLMClient, request: LLMRequest, call=None) -> LLMRe
         if type(out) is str:  # the response built once, with its usage, instead of a reply and then a copy of it
             usage = _usage_t(prompt_tokens=_words(request.messages), completion_tokens=len(out.split()))
             return _response_t(choices=[_choice_t(message=_message_t(role="assistant", content=out))],
-                           usage=usage, model=self.name)
+                           usage=usage, model=self.name, window=self.context_window)
         outs = [_as_reply(out)]
     else: outs = [await self._one(request, key) for _ in range(request.n)]
     choices = [c for o in outs for c in o.choices]
@@ -130,5 +133,6 @@ async def complete(self: FakeLLMClient, request: LLMRequest, call=None) -> LLMRe
         usage = trusted(Usage, prompt_tokens=usage.prompt_tokens, completion_tokens=request.max_tokens * len(choices))
     if usage.total_tokens == 0:
         usage = trusted(Usage, prompt_tokens=_words(request.messages), completion_tokens=sum(_words([c.message]) for c in choices))
-    return _response_t(choices=choices, usage=usage, model=self.name)  # every part is a validated or trusted model
+    window = next((o.window for o in outs if o.window is not None), self.context_window)
+    return _response_t(choices=choices, usage=usage, model=self.name, window=window)  # every part is a validated or trusted model
 

@@ -32,6 +32,7 @@ from typing import Callable
 from pathlib import Path
 
 from ..core.checks import check_int
+from .providers import server_window
 
 # %% auto #0
 __all__ = ['KNOWN_MODELS', 'LLAMA_CPP_PYTHON_VERSION', 'cache_dir', 'KnownModel', 'fetch_model', 'model_path', 'server_build_dir',
@@ -313,7 +314,7 @@ def supports_tools(self: LocalServer) -> bool: return bool((self.props.get("chat
 @patch(as_prop=True)
 def server_slots(self: LocalServer) -> int: return int(self.props.get("total_slots") or self.slots)
 @patch(as_prop=True)
-def server_context(self: LocalServer) -> int: return int((self.props.get("default_generation_settings") or {}).get("n_ctx") or self.context)
+def server_context(self: LocalServer) -> int: return server_window(self.props) or self.context
 
 # %% ../../nbs/02h_local.ipynb #6a10cb57
 @patch
@@ -362,6 +363,7 @@ def local_client(ref, **kwargs) -> dict:
     kwargs.setdefault("max_in_flight", int(props.get("total_slots") or 4))  # in flight = the server's slots
     kwargs.setdefault("supports_tools", bool(caps.get("supports_tools")) if isinstance(caps, dict) else None)
     kwargs.setdefault("server_tokenizer", True)
+    kwargs.setdefault("context_window", server_window(props))  # a slot's context; None: read from /props on the first call
     return kwargs
 
 def register() -> list[str]:

@@ -16,9 +16,9 @@ from typing import Callable, Iterable
 from .core import Usage
 
 # %% auto #0
-__all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'PRICES_AS_OF', 'PRICES_SOURCE', 'PRICES', 'Provider', 'llama_server_connect',
-           'add_provider', 'ModelRef', 'parse_model', 'wire_model', 'Settings', 'Price', 'set_price', 'price_for',
-           'cost_of']
+__all__ = ['PROVIDERS', 'MODEL_RE', 'settings', 'PRICES_AS_OF', 'PRICES_SOURCE', 'PRICES', 'WINDOWS_AS_OF', 'WINDOWS_SOURCE',
+           'WINDOWS', 'Provider', 'llama_server_connect', 'add_provider', 'ModelRef', 'parse_model', 'wire_model',
+           'Settings', 'Price', 'set_price', 'price_for', 'cost_of', 'window_for', 'server_window']
 
 # %% ../../nbs/02a_providers.ipynb #29a8e638
 @dataclass(frozen=True)
@@ -139,8 +139,11 @@ _SNAPSHOT = re.compile(r"^(?P<family>.+?)-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
 
 def price_for(model: str | None, prices: dict[str, Price] | None = None) -> Price | None:
     "The price of `model`: its exact name, or the family of a dated snapshot (`-2024-07-18`, `-20250929`, `-latest`); else None."
+    return _listed(model, PRICES if not prices else {**PRICES, **prices})
+
+def _listed(model: str | None, table: dict):
+    "`table`'s entry for `model`: its exact name, or the family of a dated snapshot; else None."
     if not model: return None
-    table = PRICES if not prices else {**PRICES, **prices}
     for name in dict.fromkeys([model, model.rsplit("/", 1)[-1]]):
         if name in table: return table[name]
         m = _SNAPSHOT.match(name)  # a dated snapshot of a listed family; nothing looser
@@ -155,3 +158,22 @@ def cost_of(usage: Usage, price: Price | None, cache_write_tokens: int = 0) -> f
     return (fresh * price.input + cached * (price.input if price.cached_input is None else price.cached_input)
             + written * (price.input if price.cache_write is None else price.cache_write)
             + usage.completion_tokens * price.output) / 1e6
+
+# %% ../../nbs/02a_providers.ipynb #3696be57
+WINDOWS_AS_OF = "2025-11"  # when these were taken from the providers' model pages
+WINDOWS_SOURCE = ("https://platform.openai.com/docs/models", "https://docs.anthropic.com/en/docs/about-claude/models/overview")
+
+WINDOWS: dict[str, int] = {  # tokens of context one request gets, prompt and reply together
+    **dict.fromkeys(["gpt-4o", "gpt-4o-mini"], 128_000), **dict.fromkeys(["gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano"], 1_047_576),
+    **dict.fromkeys(["gpt-5", "gpt-5-mini", "gpt-5-nano"], 400_000), **dict.fromkeys(["o3", "o3-mini", "o4-mini"], 200_000),
+    **dict.fromkeys([m for m in PRICES if m.startswith("claude-")], 200_000),
+}
+
+def window_for(model: str | None) -> int | None:
+    "The context window of a hosted `model` (its name, or a dated snapshot's family), else None."
+    return _listed(model, WINDOWS)
+
+def server_window(props: dict) -> int | None:
+    "The context a llama-server gives one request, from its `/props`: `default_generation_settings.n_ctx` (a slot's share)."
+    n = (props.get("default_generation_settings") or {}).get("n_ctx") if isinstance(props, dict) else None
+    return n if type(n) is int and n > 0 else None

@@ -183,5 +183,5 @@ async def stream(self: HTTPClient, request: LLMRequest, call=None) -> AsyncItera
     try:
         check_capabilities(self, request)
         async with aclosing(self._stream_all(request, call)) as items:
-            async for item in items: yield item
+            async for item in items: yield await self._windowed(item, request) if isinstance(item, LLMResponse) else item
     except ClientError as e: raise self._clean(e) from None

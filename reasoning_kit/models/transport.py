@@ -27,7 +27,7 @@ from .core import LLMRequest, LLMResponse, Usage
 from .anthropic_wire import AnthropicStream, anthropic_body, parse_anthropic
 from .errors import (APIError, CallTimeout, ClientError, ConnectionFailed, ContextExceeded, MalformedResponse, MissingKey, Unsupported,
                                          RateLimiter, StreamTruncated, backoff, parse_retry_after)
-from .providers import Price, price_for, settings, wire_model
+from .providers import Price, price_for, server_window, settings, window_for, wire_model
 from ..core.secrets import Secret, scrub
 from .wire import OpenAIStream, deltas_of, error_text, json_text, openai_body, parse_openai, snip, sse_events
 
@@ -42,6 +42,8 @@ def _loopback(url: str) -> bool:
     return (urlsplit(url).hostname or "") in ("127.0.0.1", "localhost", "::1")
 
 # %% ../../nbs/02e_transport.ipynb #88178fa4
+_UNASKED = object()  # a llama-server's /props not read yet
+
 class HTTPClient:
     "What the OpenAI and Anthropic clients share: the pool, the key, limits, retries, timeouts and cost."
     provider, wire = "http", "http"
@@ -63,7 +65,8 @@ class HTTPClient:
                  provider: str | None = None,  # a name for messages, e.g. "vllm"
                  transport: httpx.AsyncBaseTransport | None = None,  # your own (tests, HTTP/2); None: a PooledTransport
                  supports_tools: bool | None = None,  # False: the server said its model cannot call tools (refused early); None: unknown
-                 server_tokenizer: bool = False):  # a llama-server: its /tokenize and /apply-template count prompts exactly and recount n > 1 replies (it reports one choice's tokens)
+                 server_tokenizer: bool = False,  # a llama-server: its /tokenize and /apply-template count prompts exactly and recount n > 1 replies (it reports one choice's tokens)
+                 context_window: int | None = None):  # tokens one request gets; None: a llama-server's /props, else the WINDOWS table, else unknown
         if max_in_flight < 1: raise ValueError(f"{type(self).__name__}: max_in_flight must be at least 1, got {max_in_flight}")
         if max_retries < 0: raise ValueError(f"{type(self).__name__}: max_retries must be at least 0, got {max_retries}")
         self.model = wire_model(model)
@@ -84,6 +87,9 @@ class HTTPClient:
         self._rng = random.Random()
         self.calls = self.requests = self.retries = 0  # logical calls, HTTP attempts, retries
         self.supports_tools, self.server_tokenizer = supports_tools, server_tokenizer
+        if context_window is not None and (isinstance(context_window, bool) or not isinstance(context_window, int) or context_window < 1):
+            raise ValueError(f"{type(self).__name__}: context_window must be a positive int (tokens) or None, got {context_window!r:.60}")
+        self.context_window, self._server_window = context_window, _UNASKED  # a llama-server's /props are read once, on the first call
         self._prompt_counts: dict[str, int] = {}  # messages -> tokens, by the server's tokenizer (llama-server)
 
 # %% ../../nbs/02e_transport.ipynb #b784fb21
@@ -478,6 +484,24 @@ def check_capabilities(client: HTTPClient, request: LLMRequest) -> None:
                           "chat_template_caps.supports_tools = false), so the tools would be dropped without a word; "
                           "serve a model whose chat template supports tools (see reasoning_kit.models.local)")
 
+# %% ../../nbs/02e_transport.ipynb #56cf99df
+@patch
+async def window(self: HTTPClient, model: str | None = None) -> int | None:
+    "Tokens of context one request to `model` gets: as given, a llama-server's `/props`, the `WINDOWS` table, or None."
+    if self.context_window is not None: return self.context_window
+    if not self.server_tokenizer: return window_for(model or self.model)
+    if self._server_window is _UNASKED:
+        try: r = await self._pool().get(self.base_url.removesuffix("/v1") + "/props", headers=await self._headers())
+        except (httpx.HTTPError, ClientError): return None  # not answering now: asked again on the next call
+        self._server_window = server_window(_json_or_none(self._text(r)) or {}) if r.status_code == 200 else None
+    return self._server_window
+
+@patch
+async def _windowed(self: HTTPClient, resp: LLMResponse, request: LLMRequest) -> LLMResponse:
+    "`resp` with the window its request had, when it is known and the response does not say."
+    if resp.window is not None or (w := await self.window(self._model_for(request))) is None: return resp
+    return resp.model_copy(update={"window": w})
+
 # %% ../../nbs/02e_transport.ipynb #c0fa60ef
 @patch
 async def complete(self: HTTPClient, request: LLMRequest, call=None) -> LLMResponse:
@@ -485,5 +509,5 @@ async def complete(self: HTTPClient, request: LLMRequest, call=None) -> LLMRespo
     self.calls += 1
     try:
         check_capabilities(self, request)
-        return await self._complete_all(request, call)
+        return await self._windowed(await self._complete_all(request, call), request)
     except ClientError as e: raise self._clean(e) from None

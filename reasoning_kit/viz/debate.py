@@ -128,6 +128,9 @@ def debate_says(state: RunState, e: Event) -> str | None:
         return f"round {d['round']} done: " + ", ".join(f"{a} × {n}" for a, n in votes.items())
     if k == "debate.judged": return f"the judge rules {d['answer']}"
     if k == "debate.judge_ignored": return f"the judge said {d['answer']}, which no agent answered ({', '.join(d['candidates']) or 'none'}): ignored, the vote decides"
+    if k == "debate.sized": return (f"replies are shown to others cut to {d['chars']} characters: what a {d['window']}-token window fits"
+                                    + ("" if d.get("fits", True) else " (at the least it can be; the prompts may not fit)"))
+    if k == "debate.trimmed": return f"{_name(s, d['agent'])}'s round {d['round']} reply is shown cut: {d['kept']} of {d['chars']} characters"
     if k == "debate.judge_failed": return f"the judge gave no answer ({shorten(d['error'], 60)}): the vote decides"
     if k == "debate.tallied": return f"the vote decides {d['answer']}" + (f" ({t})" if (t := tie_note(d["votes"], d["answer"], "ties go to the answer given first")) else "")
     if k == "llm.result" and e.key and e.key.startswith("debate/r"):

@@ -81,5 +81,7 @@ def reflexion_says(state: RunState, e: Event) -> str | None:
     if e.kind == "reflexion.feedback":
         return f"trial {d['trial']}: " + ("passed" if d.get("ok") else f"rejected ({shorten(d.get('message'), 80)})") + f" by {d.get('by')}"
     if e.kind == "reflexion.reflected": return f"trial {d['trial']} leaves a lesson: {shorten(d.get('lesson'), 80)}"
+    if e.kind == "reflexion.trimmed": return f"trial {d['trial']}'s lesson is cut: {d['kept']} of {d['chars']} characters kept"
+    if e.kind == "reflexion.sized": return f"lessons are cut to {d['chars']} characters: what a {d['window']}-token window fits with {d['pieces']} of them"
     return None
 
