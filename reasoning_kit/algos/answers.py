@@ -205,6 +205,12 @@ def _numbers(s: str) -> set[str]:
     return {_canon(m.group(1), m.group(2)) for m in _NUMBER.finditer(s)} | {
         str(w) for m in _WORD_RUN.finditer(s) if (w := words_to_number(m.group(0))) is not None}
 
+_SENTENCES = re.compile(r"((?<=[.!?])[ \t]+|\n)")
+
+def _told(s: str) -> str:
+    "`s` without the questions it asks: every sentence that ends in a question mark."
+    return "".join(p for p in _SENTENCES.split(s) if not p.rstrip(" *_\"')").endswith("?"))
+
 def _read(s: str, text, kind: str, units: bool, question: str | None) -> Extracted:
     "`extract` on the prepared reply `s` (the whole reply, or what follows its last correction)."
     if stated := _stated(s):
@@ -215,11 +221,14 @@ def _read(s: str, text, kind: str, units: bool, question: str | None) -> Extract
         if (w := _words_in(span)) is not None: return Extracted(str(w), text, how, span)
         if kind == "auto" and (how != "answer phrase" or len(span.split()) <= 3 or not _NUMBER.search(s)):
             return Extracted(normalize(span, "auto"), text, how, span)
-    if kind in ("auto", "number") and (r := _read_number(s, False, units)):
-        if (question is not None and r[1] == "last number" and not _ONLY.fullmatch(tidy(s))
-                and _numbers(s) <= _numbers(question)):  # it concludes nothing: it restates the question
-            return Extracted(None, text, "question's numbers", r[2])
-        return Extracted(r[0], text, r[1], r[2])
+    if kind in ("auto", "number"):
+        told = _told(s)  # a question the reply asks concludes nothing
+        if r := _read_number(told, False, units):
+            if (question is not None and r[1] == "last number" and not _ONLY.fullmatch(tidy(told))
+                    and _numbers(told) <= _numbers(question)):  # it concludes nothing: it restates the question
+                return Extracted(None, text, "question's numbers", r[2])
+            return Extracted(r[0], text, r[1], r[2])
+        if told != s and _NUMBER.search(s): return Extracted(None, text, "a question", _last_line(s))  # its numbers are all in questions
     last = _last_line(s)
     if kind == "word": return Extracted(_word(" ".join(last.split()[-1:])), text, "last word", last)
     if kind == "number":

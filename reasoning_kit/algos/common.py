@@ -92,13 +92,13 @@ async def code_score(owner: str,  # the algorithm, for the message
 # %% ../../nbs/09a_common.ipynb #7244263a
 def context_of(replies: list, prompt_chars: int = 0) -> dict | None:
     """What `replies` (LLMResponses) say of the context their requests had: the smallest window, the longest prompt and
-    reply in tokens, the fewest characters per token of their text, and of their prompt (`prompt_chars` characters long,
-    template included: a cautious figure); None when none reports a window."""
+    reply in tokens, the characters per token of all their text together, and of their prompt (`prompt_chars` characters
+    long, template included: a cautious figure); None when none reports a window."""
     rs = [r for r in replies if getattr(r, "window", None)]
     if not rs: return None
-    ratios = [len(c.message.content or "") / (r.usage.completion_tokens / len(r.choices))
-              for r in rs if r.usage.completion_tokens for c in r.choices if c.message.content]
-    cpt = max(min(ratios, default=2.0), 1.0)  # a token is at least one character here: the cautious floor
+    counted = [r for r in rs if r.usage.completion_tokens and any(c.message.content for c in r.choices)]
+    chars, tokens = sum(len(c.message.content or "") for r in counted for c in r.choices), sum(r.usage.completion_tokens for r in counted)
+    cpt = max(chars / tokens, 1.0) if tokens else 2.0  # the replies' own rate (a cautious 2 without usage), at least one
     prompt = max(r.usage.prompt_tokens for r in rs) or math.ceil(prompt_chars / cpt)  # no usage: the prompt at the replies' rate
     reply = max(math.ceil(r.usage.completion_tokens / len(r.choices)) for r in rs)
     pcpt = max(prompt_chars / prompt, 1.0) if prompt_chars and prompt else cpt

@@ -108,7 +108,9 @@ def _limit(self: Reflexion, ctx: Context, attempt, lesson) -> int:
     "Characters a lesson keeps: `lesson_chars`, else sized once from the window `attempt` and `lesson` report (`reflexion.sized`), else LESSON_CHARS."
     if self.lesson_chars is not None: return self.lesson_chars
     s = ctx.state
-    if s.sized is None and self.keep_reflections and (m := context_of([attempt, lesson], len(self.actor_prompt) + len(str(ctx.input.get("task"))))):
+    if s.sized is None and self.keep_reflections and (m := context_of([attempt], len(self.actor_prompt) + len(str(ctx.input.get("task"))))):
+        if said := context_of([lesson]):  # the actor's prompt and reply are the attempt's; the pieces carried are lessons
+            m.update(window=min(m["window"], said["window"]), chars_per_token=said["chars_per_token"])
         chars = fit_chars(m, self.keep_reflections, len(lessons_block(["x"])) + 4 * self.keep_reflections)
         ctx.emit("reflexion.sized", chars=max(chars, 20), fits=chars >= 20, pieces=self.keep_reflections, **m)
     return s.sized["chars"] if s.sized else LESSON_CHARS
