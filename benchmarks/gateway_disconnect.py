@@ -2,13 +2,21 @@
 stream leaves no upstream slot busy a second later"). A test checks that the slots empty (within a generous bound); this
 measures how soon, on the machine at hand:
 
-    python benchmarks/gateway_disconnect.py [--trials 5]
+    python benchmarks/gateway_disconnect.py [--trials 5] [--plain]
 
 Each trial streams `self_consistency+local:smollm2` with three samples that would decode 2,000 tokens each, waits until
 the server is decoding all three, closes the connection, and polls llama-server's /metrics every 10 ms until
 `requests_processing` is 0. Measured on the 2-core VM, quiet: 0.60, 0.07, 0.13, 0.03, 0.07 s (median 0.07 s).
+`--plain` asks for the whole answer instead (no streaming), over a bare socket that is closed once the server is
+decoding. Before the gateway watched for that disconnect (commit c23c48e) the run went on; now it is cancelled at once
+(tests/test_gateway.py). But its three calls in flight are whole requests, and llama-server went on decoding them:
+still busy at the 30 s cap in 5 of 5 trials (30.13, 30.06, 30.11, 30.11, 30.19 s, polling /metrics every 0.2 s; it looks
+at a whole request's connection only when its wait for a result times out, and traffic such as this polling resets
+that wait). Streaming those upstream calls too stopped them in 0.32, 0.07, 0.03, 0.07, 0.03 s (median 0.07 s), but
+that change was not kept: a streamed upstream reported 104 completion tokens where /metrics counted 94 in
+test_gateway's usage test, which was not run down.
 """
-import argparse, re, socket, statistics, threading, time
+import argparse, json, re, socket, statistics, threading, time
 
 import httpx
 import uvicorn
@@ -23,7 +31,28 @@ def busy(server) -> float:
     return float(m[1])
 
 
-def main(trials: int) -> None:
+def streamed(port: int, body: dict, llama) -> float:
+    "Stream the answer, close the connection once the server decodes all three samples; the close's time."
+    with httpx.stream("POST", f"http://127.0.0.1:{port}/v1/chat/completions", json=body, timeout=60):
+        for _ in range(500):
+            if busy(llama) >= 3: break
+            time.sleep(0.02)
+        return time.monotonic()  # the connection closes as the block ends
+
+
+def plain(port: int, body: dict, llama) -> float:
+    "Ask for the whole answer over a bare socket, close it once the server decodes all three samples; the close's time."
+    data = json.dumps({**body, "stream": False}).encode()
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(data) + data)
+        for _ in range(500):
+            if busy(llama) >= 3: break
+            time.sleep(0.02)
+        return time.monotonic()  # the socket closes as the block ends
+
+
+def main(trials: int, plain_answer: bool) -> None:
     times = []
     with local.serve("smollm2", slots=4) as llama:
         gateway = Gateway([llama.model])
@@ -36,19 +65,16 @@ def main(trials: int) -> None:
                 "reasoning_kit": {"config": {"samples": 3, "mode": "separate"}}}
         try:
             for _ in range(trials):
-                with httpx.stream("POST", f"http://127.0.0.1:{port}/v1/chat/completions", json=body, timeout=60):
-                    for _ in range(500):
-                        if busy(llama) >= 3: break
-                        time.sleep(0.02)
-                    t0 = time.monotonic()  # the connection closes as the block ends
-                while busy(llama) > 0 and time.monotonic() - t0 < 30: time.sleep(0.01)
+                t0 = (plain if plain_answer else streamed)(port, body, llama)
+                while busy(llama) > 0 and time.monotonic() - t0 < 30: time.sleep(0.2 if plain_answer else 0.01)
                 times.append(time.monotonic() - t0); time.sleep(0.5)
         finally:
             server.should_exit = True; thread.join(30)
-    print("disconnect -> no request processing (s):", ", ".join(f"{t:.2f}" for t in times), f"| median {statistics.median(times):.2f}")
+    print(("plain answer, " if plain_answer else "stream, ") + "disconnect -> no request processing (s):", ", ".join(f"{t:.2f}" for t in times), f"| median {statistics.median(times):.2f}")
 
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--trials", type=int, default=5)
-    main(p.parse_args().trials)
+    p.add_argument("--plain", action="store_true", help="ask for the whole answer, not a stream")
+    a = p.parse_args(); main(a.trials, a.plain)

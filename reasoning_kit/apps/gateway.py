@@ -331,11 +331,21 @@ async def _completions(self: Gateway, request: Request) -> Response:
     entries = [self._start(algorithm, upstream, task, context, budget, fields, extra, seed + i, rk.get("replay"), stream) for i in range(n)]
     head = {"x-run-id": entries[0].id, "x-run-ids": ",".join(e.id for e in entries)}
     if stream: return StreamingResponse(self._stream(entries, body["model"], upstream, bool(opts.get("include_usage"))), headers=head, media_type="text/event-stream")
-    try: await asyncio.wait({e.task for e in entries})
+    gone, pending = asyncio.ensure_future(_gone(request)), {e.task for e in entries}
+    try:
+        while pending and not gone.done(): pending = (await asyncio.wait({gone, *pending}, return_when=asyncio.FIRST_COMPLETED))[1] - {gone}
     except asyncio.CancelledError:
         for e in entries: e.run.cancel()
         raise
+    finally: gone.cancel()
+    if pending:  # the client went away first: nobody waits for the answer, so the runs (their upstream calls too) stop
+        for e in entries: e.run.cancel()
+        await asyncio.wait(pending); return Response(status_code=499)
     return self._answer(entries, body["model"], upstream, head)
+
+async def _gone(request: Request) -> None:
+    "Return when the client disconnects (the body is read: the next message is the disconnect)."
+    while (await request.receive())["type"] != "http.disconnect": pass
 
 # %% ../../nbs/33_gateway.ipynb #17aa3370
 _FIELDS = {"top_p", "stop"}  # LLMRequest fields a client may set for every call; the rest go to the provider as they are
