@@ -117,6 +117,33 @@ def test_n_samples_are_counted_in_full(server):
     assert r.usage.completion_tokens >= counted
 
 
+def generated(server) -> float:
+    m = re.search(r"^llamacpp:tokens_predicted_total ([0-9.e+]+)$", httpx.get(server.url + "/metrics").text, re.M)
+    return float(m[1])
+
+
+def test_n_samples_streamed_or_whole_count_what_the_server_generated(server):
+    """n > 1, some choices stopping and some cut at max_tokens: streamed, llama-server reports the count of the choice that
+    finished last, whole, the first's; either way the usage is what its /metrics say was generated, to the token."""
+    async def go():
+        client = client_for_model(server.model)
+        rows = []
+        try:
+            for seed in range(6):
+                for streamed in (False, True):
+                    req = LLMRequest(messages=[user("What is 3 + 4?")], n=3, seed=seed, temperature=0.7, max_tokens=48)
+                    before = generated(server)
+                    if streamed:
+                        r = [item async for item in client.stream(req)][-1]
+                    else: r = await client.complete(req)
+                    rows.append((seed, streamed, [c.finish_reason for c in r.choices], r.usage.completion_tokens, generated(server) - before))
+        finally: await client.aclose()
+        return rows
+    rows = run(go())
+    assert all(reported == made for *_, reported, made in rows), rows
+    assert any(f[0] == "stop" and "length" in f for _, _, f, _, _ in rows)  # the case a first-choice count got wrong when streamed
+
+
 class Counting(httpx.AsyncBaseTransport):
     "A transport that records each chat request's seed and the most chat requests open at once."
     def __init__(self, inner): self.inner, self.open, self.peak, self.seeds = inner, 0, 0, []

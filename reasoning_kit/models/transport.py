@@ -447,15 +447,19 @@ async def _complete_all(self: HTTPClient, request: LLMRequest, call) -> LLMRespo
 
 @patch
 async def _recounted(self: HTTPClient, resp: LLMResponse) -> LLMResponse:
-    "`resp` with every choice's completion tokens, when the server reported fewer: its count is the first choice's; each other one "
-    "generated its text's tokens by the server's tokenizer, and its end-of-generation token when it stopped (the server counts that too)."
+    "`resp` with every choice's completion tokens, when the server reported fewer: its count is one choice's (the first "
+    "when whole, the last to finish when streamed); each other one generated its text's tokens by the server's tokenizer, "
+    "and its end-of-generation token when it stopped (the server counts that too)."
     root = self.base_url.removesuffix("/v1")
     async def count(text: str) -> int:
         r = await self._pool().post(root + "/tokenize", json={"content": text, "add_special": False})
         return len(r.json().get("tokens", [])) if r.status_code == 200 else 0
     texts = await asyncio.gather(*(count(c.message.content or "") for c in resp.choices))
-    if sum(texts) <= resp.usage.completion_tokens: return resp
-    counted = resp.usage.completion_tokens + sum(n + (c.finish_reason == "stop") for n, c in zip(texts[1:], resp.choices[1:]))
+    reported = resp.usage.completion_tokens
+    if sum(texts) <= reported: return resp
+    own = [n + (c.finish_reason == "stop") for n, c in zip(texts, resp.choices)]
+    counted_one = 0 if own[0] == reported else min(range(len(own)), key=lambda i: abs(own[i] - reported))  # the choice it counted
+    counted = reported + sum(own) - own[counted_one]
     usage = resp.usage.model_copy(update={"completion_tokens": counted})
     return resp.model_copy(update={"usage": usage})
 
