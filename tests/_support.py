@@ -5,6 +5,7 @@ import dataclasses
 import json
 import random
 import socket
+import time
 from pathlib import Path
 
 from reasoning_kit.core.events import Log
@@ -115,3 +116,16 @@ def free_port() -> int:
     "A TCP port on 127.0.0.1 that nothing listens on right now."
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
+
+
+def wait_listening(proc, port: int, log, what: str, seconds: float, poll: float = 0.3) -> None:
+    "Wait until `proc` listens on 127.0.0.1:`port`; if it exits first or `seconds` pass, fail with the end of its `log`."
+    import pytest
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5): return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.seek(0); pytest.fail(f"{what} did not start on 127.0.0.1:{port}:\n{log.read().decode()[-3000:]}", pytrace=False)
+            time.sleep(poll)

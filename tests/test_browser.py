@@ -8,16 +8,14 @@ that installs it: this test is not skipped.
 """
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
-from _support import free_port
+from _support import free_port, wait_listening
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "tests" / "fixtures" / "stepper_tot.ipynb"
@@ -48,15 +46,7 @@ def voila_url():
          "--show_tracebacks=True", "--Voila.port_retries=0"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5): break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    pytest.fail(f"voila did not start on 127.0.0.1:{port}:\n{log.read().decode()[-3000:]}", pytrace=False)
-                time.sleep(0.2)
+        wait_listening(proc, port, log, "voila", 30, poll=0.2)
         yield f"http://127.0.0.1:{port}/", log
     finally:
         proc.terminate()

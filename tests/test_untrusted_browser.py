@@ -11,7 +11,6 @@ that installs it.
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from _support import free_port
+from _support import free_port, wait_listening
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "tests" / "screenshots"
@@ -81,14 +80,7 @@ def lab(tmp_path):
                              f"--ServerApp.root_dir={work}", "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
                             cwd=work, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5): break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0); pytest.fail(f"JupyterLab did not start:\n{log.read().decode()[-3000:]}", pytrace=False)
-                time.sleep(0.3)
+        wait_listening(proc, port, log, "JupyterLab", 60)
         yield f"http://127.0.0.1:{port}/lab/tree/", work
     finally:
         proc.terminate()
@@ -147,7 +139,6 @@ def test_the_widget_steps_with_its_own_keys_in_jupyterlab(lab):
             try: pg.wait_for_selector(".rk-stepper .rk-position", timeout=120_000)
             except Exception:
                 SHOTS.mkdir(exist_ok=True); pg.screenshot(path=str(SHOTS / "jupyterlab_widget_failed.png")); raise
-            pos = lambda: pg.locator(".rk-stepper .rk-position").inner_text().strip()
             pg.wait_for_function("() => /55 \\/ 55/.test(document.querySelector('.rk-stepper .rk-position').innerText)")
             assert not pg.locator(".jp-OutputArea-child:has(img[src*='rk-still'])").first.is_visible()  # the still hides where the widget runs
             pg.locator(".rk-picture-pane").click(position={"x": 20, "y": 20})
