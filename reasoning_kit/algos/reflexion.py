@@ -104,16 +104,20 @@ def result(self: Reflexion, s: ReflexionState) -> dict:
 LESSON_CHARS = 300  # the lesson bound when no window is known
 
 @patch
-def _limit(self: Reflexion, ctx: Context, attempt, lesson) -> int:
-    "Characters a lesson keeps: `lesson_chars`, else sized once from the window `attempt` and `lesson` report (`reflexion.sized`), else LESSON_CHARS."
-    if self.lesson_chars is not None: return self.lesson_chars
-    s = ctx.state
-    if s.sized is None and self.keep_reflections and (m := context_of([attempt], len(self.actor_prompt) + len(str(ctx.input.get("task"))))):
-        if said := context_of([lesson]):  # the actor's prompt and reply are the attempt's; the pieces carried are lessons
-            m.update(window=min(m["window"], said["window"]), chars_per_token=said["chars_per_token"])
-        chars = fit_chars(m, self.keep_reflections, len(lessons_block(["x"])) + 4 * self.keep_reflections)
-        ctx.emit("reflexion.sized", chars=max(chars, 20), fits=chars >= 20, pieces=self.keep_reflections, **m)
-    return s.sized["chars"] if s.sized else LESSON_CHARS
+def _size(self: Reflexion, ctx: Context, attempt, lesson) -> None:
+    "Size the lesson cut once, from the window `attempt` and `lesson` report (`reflexion.sized`); nothing when `lesson_chars` is set or none reports one."
+    if self.lesson_chars is not None or ctx.state.sized is not None or not self.keep_reflections: return
+    m = context_of([attempt], len(self.actor_prompt) + len(str(ctx.input.get("task"))))
+    if m is None: return
+    if said := context_of([lesson]):  # the actor's prompt and reply are the attempt's; the pieces carried are lessons
+        m.update(window=min(m["window"], said["window"]), chars_per_token=said["chars_per_token"])
+    chars = fit_chars(m, self.keep_reflections, len(lessons_block(["x"])) + 4 * self.keep_reflections)
+    ctx.emit("reflexion.sized", chars=max(chars, 20), fits=chars >= 20, pieces=self.keep_reflections, **m)
+
+@patch
+def _limit(self: Reflexion, s: ReflexionState) -> int:
+    "Characters a lesson keeps: `lesson_chars`, else the sized cut (`reflexion.sized`), else LESSON_CHARS."
+    return self.lesson_chars if self.lesson_chars is not None else s.sized["chars"] if s.sized else LESSON_CHARS
 
 # %% ../../nbs/11_reflexion.ipynb #b230b93a
 @patch
@@ -131,7 +135,8 @@ async def run(self: Reflexion, ctx: Context) -> Status | None:
         lesson = await ctx.llm([Message(role="system", content=self.reflector_prompt),
                                 Message(role="user", content=f"Task: {task}\n\nAttempt: {attempt.text}\n\nWhy it failed: {message}")],
                                key=f"reflexion/{t}/reflect", **self._fields("reflector"))
-        text, limit = lesson.text.strip(), self._limit(ctx, attempt, lesson)
+        self._size(ctx, attempt, lesson)
+        text, limit = lesson.text.strip(), self._limit(ctx.state)
         if len(text) > limit:
             ctx.emit("reflexion.trimmed", trial=t, chars=len(text), kept=limit)
             text = text[:limit - 1].rstrip() + "…"
