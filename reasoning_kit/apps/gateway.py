@@ -227,9 +227,10 @@ def _run_budget(self: Gateway, raw: Any, max_tokens: int | None) -> Budget | Non
 # %% ../../nbs/33_gateway.ipynb #c33a68f8
 @patch
 def _start(self: Gateway, algorithm: Algorithm, upstream: str, task: str, context: list[Message], budget: Budget | None,
-           fields: dict, extra: dict, seed: int, replay: str | None, stream: bool = False):
+           fields: dict, extra: dict, seed: int, replay: str | None):
     "Start one run; returns its tracked entry."
-    engine = Engine(); RequestCalls(self.handlers, upstream, context, fields, extra, stream).attach(engine)
+    engine = Engine(); RequestCalls(self.handlers, upstream, context, fields, extra, stream=True).attach(engine)  # streamed whatever the client
+    # asked: a cancelled run then stops its calls at the server, which decodes a whole request to its end
     rid = uuid.uuid4().hex[:16]
     log = self.log_dir / f"{rid}.jsonl" if self.log_dir is not None else None
     past = None
@@ -328,8 +329,7 @@ async def _completions(self: Gateway, request: Request) -> Response:
     fields, extra = _upstream_fields({k: v for k, v in body.items() if k not in OURS})
     if rk.get("replay") is not None and n > 1: raise bad("reasoning_kit.replay replays one run: n must be 1", "n")
     if self._running() + n > self.max_running: raise bad(f"{self.max_running} runs are in progress, the most this gateway runs at once; try again later", None, 429, "rate_limit_error")
-    entries = [self._start(algorithm, upstream, task, context, budget, fields, extra, seed + i, rk.get("replay"), True)  # upstream calls stream
-               for i in range(n)]  # either way: a cancelled run then stops them at the server (it decodes a whole request to its end)
+    entries = [self._start(algorithm, upstream, task, context, budget, fields, extra, seed + i, rk.get("replay")) for i in range(n)]
     head = {"x-run-id": entries[0].id, "x-run-ids": ",".join(e.id for e in entries)}
     if stream: return StreamingResponse(self._stream(entries, body["model"], upstream, bool(opts.get("include_usage"))), headers=head, media_type="text/event-stream")
     gone, pending = asyncio.ensure_future(_gone(request)), {e.task for e in entries}
